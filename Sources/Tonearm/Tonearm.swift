@@ -1,0 +1,4 @@
+@_exported import TonearmCore
+@_exported import TonearmFormats
+@_exported import TonearmCodecs
+@_exported import TonearmConvert

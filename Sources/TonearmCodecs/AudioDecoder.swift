@@ -1,0 +1,56 @@
+import TonearmCore
+
+/// A decoder for one codec: packets in, PCM frames out.
+///
+/// A container hands a decoder only a format ID, a ``StreamDescription`` and a magic
+/// cookie; decoders never look at containers.
+public protocol AudioDecoder: AnyObject {
+    /// The stream description of the packets this decoder takes.
+    var inputFormat: StreamDescription { get }
+    /// The PCM the decoder produces: native-endian Float32, Int16 or Int32, matching the
+    /// ``PCMBuffer`` passed to `decode`.
+    var outputFormat: StreamDescription { get }
+    /// The most frames one packet can decode to, for sizing buffers.
+    var maximumFramesPerPacket: Int { get }
+
+    /// Decodes `packetCount` packets and appends their frames to `output`, after its
+    /// `frameLength`. `descriptions` is nil when packets have a constant size.
+    ///
+    /// `output` must have the decoder's common format and channel count (interleaved or
+    /// planar, either is fine) and room for `packetCount × maximumFramesPerPacket` frames,
+    /// else 'insz' / 'otsz'. A packet that is damaged throws 'bada' unless the decoder
+    /// conceals it.
+    func decode(_ data: UnsafeRawBufferPointer, packetCount: Int, descriptions: [PacketDescription]?,
+                into output: PCMBuffer) throws(AudioError)
+
+    /// Forgets all state between packets, after a seek or a discontinuity.
+    func reset()
+}
+
+/// Builds decoders from a stream description, as Apple's codec lookup does.
+public enum CodecRegistry {
+    /// A factory: given the input format, the magic cookie and the wanted output sample
+    /// type, a decoder, or nil when the factory does not handle this format.
+    public typealias Factory = @Sendable (StreamDescription, [UInt8]?, PCMBuffer.CommonFormat) throws(AudioError) -> AudioDecoder?
+
+    nonisolated(unsafe) private static var factories: [Factory] = builtinFactories()
+
+    /// Adds a decoder factory, tried before the built-in ones. Call at launch.
+    public static func register(_ factory: @escaping Factory) { factories.insert(factory, at: 0) }
+
+    /// A decoder for `format`, producing `output` samples, or 'fmt?' when none can decode it.
+    public static func makeDecoder(for format: StreamDescription, magicCookie: [UInt8]? = nil,
+                                   output: PCMBuffer.CommonFormat = .float32) throws(AudioError) -> AudioDecoder
+    {
+        for f in factories {
+            if let d = try f(format, magicCookie, output) { return d }
+        }
+        throw AudioError(.unsupportedDataFormat, "no decoder for \(format.formatID) data")
+    }
+
+    /// Whether some decoder handles this format ID.
+    public static func canDecode(_ formatID: AudioFormatID) -> Bool { decodableFormats.contains(formatID) }
+
+    /// The format IDs with a built-in decoder.
+    public static var decodableFormats: [AudioFormatID] { builtinDecodableFormats }
+}

@@ -1,0 +1,220 @@
+import TonearmCore
+
+/// A push parser for audio files and streams, as Apple's `AudioFileStream` (seed 000).
+///
+/// Feed it the bytes of a file in order, in chunks of any size. It calls the property
+/// listener as it learns each property, then the packets handler with whole packets.
+///
+/// ```swift
+/// let stream = AudioFileStream(fileTypeHint: .wave,
+///     propertyListener: { stream, id, flags in
+///         if id == .readyToProducePackets { print(try! stream.dataFormat) }
+///     },
+///     packets: { bytes, packets, data, descriptions in
+///         // hand the packets to a decoder or a queue
+///     })
+/// try stream.parse(chunk)
+/// try stream.parse(nil)   // end of stream
+/// ```
+public final class AudioFileStream {
+    /// Flags passed to and from the property listener, as `AudioFileStreamPropertyFlags`.
+    public struct PropertyFlags: OptionSet, Sendable {
+        public var rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        /// kAudioFileStreamPropertyFlag_PropertyIsCached: the value can be read later.
+        public static let propertyIsCached = Self(rawValue: 1)
+        /// kAudioFileStreamPropertyFlag_CacheProperty: the listener asks for the value to be kept.
+        public static let cacheProperty = Self(rawValue: 2)
+    }
+
+    /// Flags for `parse`, as `AudioFileStreamParseFlags`.
+    public struct ParseFlags: OptionSet, Sendable {
+        public var rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        /// kAudioFileStreamParseFlag_Discontinuity: these bytes do not follow the previous ones.
+        public static let discontinuity = Self(rawValue: 1)
+    }
+
+    /// Flags of a seek result, as `AudioFileStreamSeekFlags`.
+    public struct SeekFlags: OptionSet, Sendable {
+        public var rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        /// kAudioFileStreamSeekFlag_OffsetIsEstimated.
+        public static let offsetIsEstimated = Self(rawValue: 1)
+    }
+
+    /// `AudioFileStream_PropertyListenerProc`: the stream, the property found, and flags.
+    public typealias PropertyListener = (AudioFileStream, AudioFilePropertyID, inout PropertyFlags) -> Void
+    /// `AudioFileStream_PacketsProc`: byte count, packet count, the packets' bytes, and their
+    /// descriptions (nil for constant-size packets such as PCM, as on Apple).
+    public typealias PacketsHandler = (_ numberBytes: Int, _ numberPackets: Int, _ data: UnsafeRawBufferPointer,
+                                       _ descriptions: [PacketDescription]?) -> Void
+
+    private let hint: AudioFileTypeID?
+    private let propertyListener: PropertyListener
+    private let packetsHandler: PacketsHandler
+    private var driver: ParserDriver?
+    private var probeBuffer: [UInt8] = []
+    private var closed = false
+    /// Where the bytes after the next discontinuity begin, as the last seek computed it.
+    private var pendingSeekOffset: Int64?
+
+    /// Opens a stream parser (`AudioFileStreamOpen`).
+    /// - Parameters:
+    ///   - fileTypeHint: the type when known (from a MIME type or extension); nil to probe the bytes.
+    public init(fileTypeHint: AudioFileTypeID? = nil, propertyListener: @escaping PropertyListener,
+                packets: @escaping PacketsHandler)
+    {
+        hint = fileTypeHint
+        self.propertyListener = propertyListener
+        packetsHandler = packets
+    }
+
+    /// The parser, once the file type is known.
+    var parser: FormatParser? { driver?.parser }
+
+    /// Parses the next bytes of the stream (`AudioFileStreamParseBytes`). Pass nil at the end
+    /// of the stream to flush the last packets.
+    public func parse(_ bytes: UnsafeRawBufferPointer?, flags: ParseFlags = []) throws(AudioError) {
+        guard !closed else { throw AudioError(.illegalOperation, "the stream is closed") }
+        try parseUnchecked(bytes, flags: flags)
+    }
+
+    /// Parses bytes from an array.
+    public func parse(_ bytes: [UInt8]?, flags: ParseFlags = []) throws(AudioError) {
+        guard let bytes else { return try parse(UnsafeRawBufferPointer?.none, flags: flags) }
+        try bytes.withBytes { raw throws(AudioError) in try parse(raw, flags: flags) }
+    }
+
+    /// Parses bytes from an array slice.
+    public func parse(_ bytes: ArraySlice<UInt8>, flags: ParseFlags = []) throws(AudioError) {
+        try bytes.withBytes { raw throws(AudioError) in try parse(raw, flags: flags) }
+    }
+
+    private func parseUnchecked(_ bytes: UnsafeRawBufferPointer?, flags: ParseFlags) throws(AudioError) {
+        let endOfStream = bytes == nil
+        let input = bytes ?? UnsafeRawBufferPointer(start: nil, count: 0)
+        if let driver {
+            if flags.contains(.discontinuity) {
+                let target = pendingSeekOffset ?? (driver.offset + Int64(driver.bufferedCount))
+                pendingSeekOffset = nil
+                driver.restart(at: target)
+                if driver.parser.isReady { try driver.parser.resume(at: target) }
+            }
+            try driver.push(input, endOfStream: endOfStream)
+            return
+        }
+        // Still probing: collect the first bytes until the type is known.
+        probeBuffer.append(contentsOf: input)
+        switch FormatRegistry.identify(probeBuffer, isEndOfStream: endOfStream, hint: hint, pathExtension: nil,
+                                       mimeType: nil)
+        {
+        case .needMore:
+            return
+        case .noMatch:
+            probeBuffer.removeAll()
+            throw AudioError(.unsupportedFileType, "the data is not in any format Tonearm knows")
+        case .match(let type):
+            let parser = try FormatRegistry.makeParser(for: type)
+            let d = ParserDriver(parser: parser)
+            d.onProperty = { [unowned self] id in
+                var flags: PropertyFlags = [.propertyIsCached]
+                propertyListener(self, id, &flags)
+            }
+            d.onPackets = { [unowned self] data, count, descriptions in
+                packetsHandler(data.count, count, data, descriptions)
+            }
+            driver = d
+            let first = probeBuffer
+            probeBuffer = []
+            try first.withBytes { raw throws(AudioError) in try d.push(raw, endOfStream: endOfStream) }
+        }
+    }
+
+    /// The byte offset of a packet, relative to the data offset (`AudioFileStreamSeek`).
+    ///
+    /// Read on from `dataOffset + byteOffset` and pass `.discontinuity` with the first bytes.
+    public func seek(toPacket packet: Int64) throws(AudioError) -> (byteOffset: Int64, flags: SeekFlags) {
+        guard let parser, parser.isReady, let dataOffset = parser.properties.dataOffset else {
+            throw AudioError(.dataUnavailable, "the stream has not reached its audio data yet")
+        }
+        let (offset, estimated) = try parser.byteOffset(ofPacket: packet)
+        pendingSeekOffset = dataOffset + offset
+        return (offset, estimated ? .offsetIsEstimated : [])
+    }
+
+    /// The byte offset of a packet and whether it is estimated, in Swift's shape.
+    public func seekOffset(toPacket packet: Int64) throws(AudioError) -> (byteOffset: Int64, isEstimated: Bool) {
+        let r = try seek(toPacket: packet)
+        return (r.byteOffset, r.flags.contains(.offsetIsEstimated))
+    }
+
+    /// The properties learnt so far.
+    public var properties: FileProperties? { parser?.properties }
+    public var isReadyToProducePackets: Bool { parser?.isReady ?? false }
+
+    /// The size of a property's value in bytes, as Apple reports it, and whether it can be written
+    /// (never, on a stream) (`AudioFileStreamGetPropertyInfo`).
+    public func propertyInfo(_ id: AudioFilePropertyID) throws(AudioError) -> (size: Int, isWritable: Bool) {
+        let value = try property(id)
+        return (value.byteSize, false)
+    }
+
+    /// A property's value (`AudioFileStreamGetProperty`). Answers 'unk?' while the value is not
+    /// known yet, and 'pty?' for a property that does not apply.
+    public func property(_ id: AudioFilePropertyID) throws(AudioError) -> PropertyValue {
+        guard let parser else {
+            if id == .readyToProducePackets { return .uint32(0) }
+            throw AudioError(.valueUnknown, "\(id) is not known yet")
+        }
+        return try PropertyValue.lookup(id, properties: parser.properties, isReady: parser.isReady, parser: parser)
+    }
+
+    /// Setting a property is not allowed on a stream (`AudioFileStreamSetProperty`): 'nope'.
+    public func setProperty(_ id: AudioFilePropertyID, _ value: PropertyValue) throws(AudioError) {
+        throw AudioError(.illegalOperation, "stream properties cannot be set")
+    }
+
+    // MARK: Typed accessors
+
+    public var fileFormat: AudioFileTypeID { get throws(AudioError) { try property(.fileFormat).fileType() } }
+    public var dataFormat: StreamDescription { get throws(AudioError) { try property(.dataFormat).streamDescription() } }
+    public var dataOffset: Int64 { get throws(AudioError) { try property(.dataOffset).int64() } }
+    public var audioDataByteCount: Int64 { get throws(AudioError) { try property(.audioDataByteCount).int64() } }
+    public var audioDataPacketCount: Int64 { get throws(AudioError) { try property(.audioDataPacketCount).int64() } }
+    public var maximumPacketSize: UInt32 { get throws(AudioError) { try property(.maximumPacketSize).uint32() } }
+    public var bitRate: UInt32 { get throws(AudioError) { try property(.bitRate).uint32() } }
+    public var magicCookie: [UInt8] { get throws(AudioError) { try property(.magicCookieData).data() } }
+    public var channelLayout: ChannelLayout { get throws(AudioError) { try property(.channelLayout).channelLayout() } }
+    public var packetTableInfo: PacketTableInfo { get throws(AudioError) { try property(.packetTableInfo).packetTableInfo() } }
+    public var infoDictionary: InfoDictionary { get throws(AudioError) { try property(.infoDictionary).info() } }
+
+    /// PacketToFrame ('pkfr'): the first frame of a packet.
+    public func frame(forPacket packet: Int64) throws(AudioError) -> Int64 {
+        try PropertyValue.packetToFrame(packet, properties: try requireParser().properties)
+    }
+    /// FrameToPacket ('frpk'): the packet holding a frame, and the frame's offset in it.
+    public func packet(forFrame frame: Int64) throws(AudioError) -> (packet: Int64, frameOffsetInPacket: Int64) {
+        try PropertyValue.frameToPacket(frame, properties: try requireParser().properties)
+    }
+    /// PacketToByte ('pkby').
+    public func byte(forPacket packet: Int64) throws(AudioError) -> (byte: Int64, isEstimated: Bool) {
+        let r = try requireParser().byteOffset(ofPacket: packet)
+        return (r.offset, r.isEstimated)
+    }
+    /// ByteToPacket ('bypk').
+    public func packet(forByte byte: Int64) throws(AudioError) -> (packet: Int64, byteOffsetInPacket: Int64, isEstimated: Bool) {
+        try PropertyValue.byteToPacket(byte, properties: try requireParser().properties)
+    }
+
+    private func requireParser() throws(AudioError) -> FormatParser {
+        guard let parser, parser.isReady else { throw AudioError(.valueUnknown, "the stream has not reached its audio data yet") }
+        return parser
+    }
+
+    /// Closes the stream (`AudioFileStreamClose`). Later calls answer 'nope'.
+    public func close() {
+        closed = true
+        driver = nil
+    }
+}

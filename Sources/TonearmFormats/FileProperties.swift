@@ -1,0 +1,126 @@
+import TonearmCore
+
+/// The text metadata of a file, as Apple's InfoDictionary: keys such as `title`, `artist`
+/// and `album` (Apple's kAFInfoDictionary_ keys), kept in the order the file gave them.
+public struct InfoDictionary: Hashable, Sendable, Sequence {
+    public private(set) var entries: [(key: String, value: String)] = []
+    public init() {}
+    public init(_ pairs: [(String, String)]) { for (k, v) in pairs { self[k] = v } }
+
+    public subscript(key: String) -> String? {
+        get { entries.first(where: { $0.key == key })?.value }
+        set {
+            if let i = entries.firstIndex(where: { $0.key == key }) {
+                if let newValue { entries[i].value = newValue } else { entries.remove(at: i) }
+            } else if let newValue {
+                entries.append((key, newValue))
+            }
+        }
+    }
+
+    public var isEmpty: Bool { entries.isEmpty }
+    public var count: Int { entries.count }
+    public func makeIterator() -> IndexingIterator<[(key: String, value: String)]> { entries.makeIterator() }
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.entries.count == b.entries.count && zip(a.entries, b.entries).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+    }
+    public func hash(into h: inout Hasher) {
+        for e in entries { h.combine(e.key); h.combine(e.value) }
+    }
+
+    // Apple's kAFInfoDictionary_ keys.
+    public static let artist = "artist"
+    public static let album = "album"
+    public static let title = "title"
+    public static let genre = "genre"
+    public static let year = "year"
+    public static let comments = "comments"
+    public static let copyright = "copyright"
+    public static let trackNumber = "track number"
+    public static let encodingApplication = "encoding application"
+    public static let recordedDate = "recorded date"
+    public static let composer = "composer"
+    public static let approximateDurationInSeconds = "approximate duration in seconds"
+    public static let sourceBitDepth = "source bit depth"
+}
+
+/// A marker in the audio, as Apple's `AudioFileMarker`.
+public struct AudioFileMarker: Hashable, Sendable {
+    /// Position in frames from the start of the audio.
+    public var framePosition: Double
+    public var name: String
+    public var markerID: Int32
+
+    public init(framePosition: Double, name: String, markerID: Int32) {
+        self.framePosition = framePosition
+        self.name = name
+        self.markerID = markerID
+    }
+}
+
+/// One entry of a format list ('flst'), as Apple's `AudioFormatListItem`.
+public struct AudioFormatListItem: Hashable, Sendable {
+    public var format: StreamDescription
+    public var channelLayoutTag: ChannelLayout.Tag
+    public init(format: StreamDescription, channelLayoutTag: ChannelLayout.Tag) {
+        self.format = format
+        self.channelLayoutTag = channelLayoutTag
+    }
+}
+
+/// Everything a parser has learnt about a file. A value is nil until the parser knows it.
+///
+/// Parsers fill this in; ``AudioFileStream`` and ``AudioFile`` answer property requests
+/// from it, so both paths report the same values.
+public struct FileProperties: Sendable {
+    public var fileType: AudioFileTypeID
+    public var dataFormat: StreamDescription?
+    public var formatList: [AudioFormatListItem]?
+    public var magicCookie: [UInt8]?
+    /// Bytes of audio data; nil while unknown (a stream whose size is given as "until the end").
+    public var audioDataByteCount: Int64?
+    public var audioDataPacketCount: Int64?
+    public var maximumPacketSize: UInt32?
+    /// Absolute file offset of the first byte of audio data.
+    public var dataOffset: Int64?
+    public var channelLayout: ChannelLayout?
+    public var packetTableInfo: PacketTableInfo?
+    /// Bits per second, when the format says or it can be computed.
+    public var bitRate: UInt32?
+    public var info = InfoDictionary()
+    public var markers: [AudioFileMarker] = []
+    public var chunkIDs: [FourCC] = []
+    /// For formats whose packets vary: each packet's offset relative to `dataOffset`.
+    public var packetTable: [PacketDescription]?
+    public var sourceBitDepth: Int32?
+    /// False when the file cannot be played from the front without seeking
+    /// (Apple's IsOptimized), e.g. an AIFF whose COMM chunk follows SSND.
+    public var isOptimized = true
+    /// A short name of the data format, e.g. `16-bit little-endian signed integer PCM`.
+    public var dataFormatName: String?
+    /// Raw ID3v2 tag bytes, when the file has one.
+    public var id3Tag: [UInt8]?
+    public var albumArtwork: [UInt8]?
+
+    public init(fileType: AudioFileTypeID) { self.fileType = fileType }
+
+    /// Frames in one packet when constant.
+    public var framesPerPacket: Int64? {
+        guard let f = dataFormat, f.framesPerPacket > 0 else { return nil }
+        return Int64(f.framesPerPacket)
+    }
+
+    /// Total frames the packets decode to (before trimming), when known.
+    public var totalFrames: Int64? {
+        if let t = packetTableInfo { return t.totalFrames }
+        if let fpp = framesPerPacket, let n = audioDataPacketCount { return fpp * n }
+        if let table = packetTable, table.contains(where: { $0.variableFramesInPacket > 0 }) {
+            return table.reduce(0) { $0 + Int64($1.variableFramesInPacket) }
+        }
+        return nil
+    }
+
+    /// Frames a player should output: the valid frames of the packet table, or all.
+    public var validFrames: Int64? { packetTableInfo?.numberValidFrames ?? totalFrames }
+}

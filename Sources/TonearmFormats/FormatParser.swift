@@ -1,0 +1,161 @@
+import TonearmCore
+
+/// What a parser sees on each step: the bytes available so far, from an absolute offset.
+public struct ParserInput {
+    /// The unconsumed bytes, beginning at file offset `offset`.
+    public let bytes: UnsafeRawBufferPointer
+    public let offset: Int64
+    /// No more bytes will come after these.
+    public let isEndOfStream: Bool
+    /// The driver can jump backwards (random access); a push stream cannot.
+    public let canSeek: Bool
+    /// The caller wants packets (the push path). AudioFile's open wants only properties,
+    /// so a parser may skip the audio data.
+    public let wantsPackets: Bool
+    /// Size of the whole source, when known.
+    public let sourceSize: Int64?
+
+    public init(bytes: UnsafeRawBufferPointer, offset: Int64, isEndOfStream: Bool, canSeek: Bool,
+                wantsPackets: Bool, sourceSize: Int64?)
+    {
+        self.bytes = bytes
+        self.offset = offset
+        self.isEndOfStream = isEndOfStream
+        self.canSeek = canSeek
+        self.wantsPackets = wantsPackets
+        self.sourceSize = sourceSize
+    }
+
+    public var count: Int { bytes.count }
+    /// Absolute offset one past the last available byte.
+    public var endOffset: Int64 { offset + Int64(bytes.count) }
+
+    /// A reader over a copy of the first `count` bytes, or nil when fewer are available.
+    public func reader(_ count: Int) -> ByteReader? {
+        guard count >= 0, count <= bytes.count else { return nil }
+        return ByteReader(Array(UnsafeRawBufferPointer(rebasing: bytes[0..<count])))
+    }
+}
+
+/// A parser's answer to one step.
+public enum ParseStep: Equatable {
+    /// Nothing can be done until more bytes arrive (or, at the end of the stream, ever).
+    case needMore
+    /// The first `n` bytes were used up (n > 0).
+    case consume(Int)
+    /// The first `byteCount` bytes hold `packetCount` whole packets; hand them on and consume them.
+    /// Descriptions, when given, have offsets relative to the first of these bytes.
+    case packets(byteCount: Int, packetCount: Int, descriptions: [PacketDescription]?)
+    /// Go on at this absolute offset: forward skips work on every path, backward only with `canSeek`.
+    case seek(to: Int64)
+    /// Nothing after this point matters.
+    case finished
+}
+
+/// One incremental parser per format family: a state machine fed with bytes in order,
+/// serving both ``AudioFileStream`` (push) and ``AudioFile`` (random access).
+public protocol FormatParser: AnyObject {
+    /// What the parser has learnt so far.
+    var properties: FileProperties { get }
+    /// True once the parser can hand out packets ('redy').
+    var isReady: Bool { get }
+    /// Properties that became known since the driver last looked; the driver drains it
+    /// and tells the listener, in this order.
+    var pendingNotifications: [AudioFilePropertyID] { get set }
+
+    /// Looks at the available bytes and says what it used.
+    func step(_ input: ParserInput) throws(AudioError) -> ParseStep
+
+    /// After a seek: the next bytes begin at absolute `offset`, which lies in the audio data
+    /// at a packet boundary that ``byteOffset(ofPacket:)`` gave.
+    func resume(at offset: Int64) throws(AudioError)
+}
+
+extension FormatParser {
+    /// The byte offset of a packet relative to the data offset, and whether it is estimated.
+    /// Exact for constant-size packets and for formats with a packet table.
+    public func byteOffset(ofPacket packet: Int64) throws(AudioError) -> (offset: Int64, isEstimated: Bool) {
+        let p = properties
+        guard packet >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(packet) is negative") }
+        if let f = p.dataFormat, f.bytesPerPacket > 0 {
+            if let count = p.audioDataPacketCount, packet > count {
+                throw AudioError(.invalidPacketOffset, "packet \(packet) is past the last packet (\(count))")
+            }
+            return (packet * Int64(f.bytesPerPacket), false)
+        }
+        if let table = p.packetTable {
+            if packet < table.count { return (table[Int(packet)].startOffset, false) }
+            if packet == table.count, let last = table.last { return (last.startOffset + Int64(last.dataByteSize), false) }
+            throw AudioError(.invalidPacketOffset, "packet \(packet) is past the last packet (\(table.count))")
+        }
+        if let bytes = p.audioDataByteCount, let packets = p.audioDataPacketCount, packets > 0 {
+            return (Int64((Double(bytes) / Double(packets) * Double(packet)).rounded(.down)), true)
+        }
+        throw AudioError(.valueUnknown, "the packet size is not known yet")
+    }
+}
+
+/// Helpers for parsers that keep their properties in a stored `FileProperties`.
+public protocol PropertyStoringParser: FormatParser {
+    var properties: FileProperties { get set }
+    var isReady: Bool { get set }
+}
+
+extension PropertyStoringParser {
+    /// Sets a property and queues its notification.
+    public func set<T>(_ keyPath: WritableKeyPath<FileProperties, T>, _ value: T, _ id: AudioFilePropertyID) {
+        properties[keyPath: keyPath] = value
+        pendingNotifications.append(id)
+    }
+
+    /// Announces the data offset, counts and format in Apple's order, then 'redy'.
+    public func becomeReady() {
+        guard !isReady else { return }
+        isReady = true
+        pendingNotifications.append(.readyToProducePackets)
+    }
+}
+
+/// The audio data of a format whose packets all have the same size, cut into whole packets.
+///
+/// `end` is nil when the data runs to the end of the stream.
+public struct ConstantPacketRegion: Sendable {
+    public var start: Int64
+    public var end: Int64?
+    public var bytesPerPacket: Int
+
+    public init(start: Int64, end: Int64?, bytesPerPacket: Int) {
+        self.start = start
+        self.end = end
+        self.bytesPerPacket = bytesPerPacket
+    }
+
+    /// The step for bytes that lie in this region, or nil when `input` is past the end.
+    /// Without `wantsPackets`, skips to the end (or finishes when the end is unknown).
+    public func step(_ input: ParserInput) -> ParseStep? {
+        if let end, input.offset >= end { return nil }
+        guard input.wantsPackets else {
+            if let end { return .seek(to: end) }
+            return .finished
+        }
+        var available = Int64(input.count)
+        if let end { available = min(available, end - input.offset) }
+        // Stay on packet boundaries relative to the region's start.
+        let misalign = Int((input.offset - start) % Int64(bytesPerPacket))
+        if misalign != 0 {
+            let drop = bytesPerPacket - misalign
+            if available >= Int64(drop) { return .consume(drop) }
+            return input.isEndOfStream ? .consume(Int(available)) : .needMore
+        }
+        let packets = Int(available / Int64(bytesPerPacket))
+        if packets > 0 {
+            return .packets(byteCount: packets * bytesPerPacket, packetCount: packets, descriptions: nil)
+        }
+        // A partial packet: wait for the rest, or drop it at the end of the data.
+        if input.isEndOfStream || (end != nil && input.offset + available == end!) {
+            if available > 0 { return .consume(Int(available)) }
+            return input.isEndOfStream ? .finished : .needMore
+        }
+        return .needMore
+    }
+}

@@ -1,0 +1,55 @@
+import TonearmCore
+
+/// What a writer knows when it lays out a file.
+public struct WriterState: Sendable {
+    public var fileType: AudioFileTypeID
+    public var format: StreamDescription
+    public var channelLayout: ChannelLayout?
+    public var magicCookie: [UInt8]?
+    public var info = InfoDictionary()
+    public var packetTableInfo: PacketTableInfo?
+    public var markers: [AudioFileMarker] = []
+    /// Absolute offset where the audio data begins (set after the header is written).
+    public var dataOffset: Int64 = 0
+    public var dataByteCount: Int64 = 0
+    public var packetCount: Int64 = 0
+    /// Each packet's size and frames, for formats whose packets vary.
+    public var packetDescriptions: [PacketDescription] = []
+
+    public init(fileType: AudioFileTypeID, format: StreamDescription) {
+        self.fileType = fileType
+        self.format = format
+    }
+
+    /// Frames written: the packet count times the frames per packet, or the sum of variable frames.
+    public var frameCount: Int64 {
+        if format.framesPerPacket > 0 { return packetCount * Int64(format.framesPerPacket) }
+        return packetDescriptions.reduce(0) { $0 + Int64($1.variableFramesInPacket) }
+    }
+}
+
+/// The writing half of a format. ``AudioFile`` writes the header the writer gives before
+/// the first packet, appends the packets itself, and calls `finish` from `close()`.
+public protocol FormatWriter: AnyObject {
+    /// The bytes before the audio data. The audio begins right after them.
+    /// Called once, when the first packet is written (or at close for an empty file),
+    /// so properties set before then (layout, cookie) go into the header.
+    func header(_ state: WriterState) throws(AudioError) -> [UInt8]
+    /// Called by `close()`: patches sizes and appends what follows the audio (metadata).
+    func finish(_ state: WriterState, handle: FileHandle) throws(AudioError)
+}
+
+/// Checks that a format is linear PCM, G.711 or (where allowed) IMA4 and that the writer
+/// can store it; throws 'fmt?' otherwise.
+func requireWritable(_ f: StreamDescription, fileType: AudioFileTypeID, allowed: [AudioFormatID]) throws(AudioError) {
+    guard allowed.contains(f.formatID) else {
+        throw AudioError(.unsupportedDataFormat, "\(fileType) files cannot hold \(f.formatID) data")
+    }
+    guard f.channelsPerFrame > 0, f.sampleRate > 0 else {
+        throw AudioError(.unsupportedDataFormat, "a format with \(f.channelsPerFrame) channels at \(f.sampleRate) Hz")
+    }
+    if f.isPCM {
+        try f.validate()
+        guard f.isInterleaved else { throw AudioError(.unsupportedDataFormat, "files hold interleaved PCM only") }
+    }
+}
