@@ -81,8 +81,7 @@ public final class AudioFileStream {
     }
 
     /// Parses bytes from an array.
-    public func parse(_ bytes: [UInt8]?, flags: ParseFlags = []) throws(AudioError) {
-        guard let bytes else { return try parse(UnsafeRawBufferPointer?.none, flags: flags) }
+    public func parse(_ bytes: [UInt8], flags: ParseFlags = []) throws(AudioError) {
         try bytes.withBytes { raw throws(AudioError) in try parse(raw, flags: flags) }
     }
 

@@ -1,0 +1,347 @@
+import TonearmCore
+
+/// Random-access reading and writing of audio files, as Apple's `AudioFile` (seeds 001 and 003).
+///
+/// ```swift
+/// let file = try AudioFile(path: "speech.wav")
+/// let format = try file.dataFormat             // 1 ch, 16000 Hz, 'lpcm' …
+/// let packets = try file.audioDataPacketCount
+/// let (data, _) = try file.readPacketData(startingAt: 0, count: 4096)
+/// file.close()
+/// ```
+///
+/// Opening reads the file with the same incremental parser that ``AudioFileStream`` uses,
+/// skipping over the audio data, so every property is known after `init`.
+public final class AudioFile {
+    /// Apple's `AudioFilePermissions`.
+    public struct Permissions: OptionSet, Sendable {
+        public var rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        /// kAudioFileReadPermission.
+        public static let read = Self(rawValue: 1)
+        /// kAudioFileWritePermission.
+        public static let write = Self(rawValue: 2)
+        /// kAudioFileReadWritePermission.
+        public static let readWrite: Self = [.read, .write]
+    }
+
+    /// Apple's `AudioFileFlags` for `create`.
+    public struct CreateFlags: OptionSet, Sendable {
+        public var rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        /// kAudioFileFlags_EraseFile: replace an existing file; without it, an existing file is an error.
+        public static let eraseFile = Self(rawValue: 1)
+        /// kAudioFileFlags_DontPageAlignAudioData (Tonearm never pads, so this changes nothing).
+        public static let dontPageAlignAudioData = Self(rawValue: 2)
+    }
+
+    public let path: String?
+    private let source: MediaSource?
+    private var parser: FormatParser?
+    private var isOpen = true
+
+    // Writing
+    private var handle: FileHandle?
+    private var writer: FormatWriter?
+    private var writerState: WriterState?
+    private var headerWritten = false
+
+    /// Opens a file for reading (`AudioFileOpenURL`).
+    /// - Parameters:
+    ///   - permissions: `.read`; files opened for writing must be made with ``create(path:type:format:flags:)``.
+    ///   - fileTypeHint: the type to assume when the first bytes match no known magic.
+    public convenience init(path: String, permissions: Permissions = .read, fileTypeHint: AudioFileTypeID? = nil) throws(AudioError) {
+        guard !permissions.contains(.write) else {
+            throw AudioError(.permissions, "Tonearm opens existing files for reading only; write a new file with AudioFile.create")
+        }
+        let source = try FileSource(path: path)
+        try self.init(source: source, fileTypeHint: fileTypeHint, path: path)
+    }
+
+    /// Opens a file from any seekable source (`AudioFileOpenWithCallbacks`).
+    public convenience init(source: MediaSource, fileTypeHint: AudioFileTypeID? = nil) throws(AudioError) {
+        try self.init(source: source, fileTypeHint: fileTypeHint, path: nil)
+    }
+
+    private init(source: MediaSource, fileTypeHint: AudioFileTypeID?, path: String?) throws(AudioError) {
+        guard source.isSeekable else { throw AudioError(.illegalOperation, "AudioFile needs a seekable source; use AudioFileStream") }
+        self.source = source
+        self.path = path
+        let head = try source.read(at: 0, count: FormatRegistry.probeSize)
+        if head.isEmpty { throw AudioError(.unsupportedFileType, "the file is empty") }
+        let type: AudioFileTypeID
+        switch FormatRegistry.identify(head, isEndOfStream: true, hint: fileTypeHint,
+                                       pathExtension: source.pathExtension, mimeType: source.mimeType)
+        {
+        case .match(let t): type = t
+        case .needMore, .noMatch: throw AudioError(.unsupportedFileType, "not an audio file Tonearm can read")
+        }
+        let parser = try FormatRegistry.makeParser(for: type)
+        let driver = ParserDriver(parser: parser)
+        try driver.pull(from: source, wantsPackets: false)
+        guard parser.isReady else { throw AudioError(.invalidFile, "the file has no audio data") }
+        self.parser = parser
+    }
+
+    /// Creates a new file for writing (`AudioFileCreateWithURL`).
+    ///
+    /// Set the channel layout, magic cookie and info dictionary with `setProperty` before
+    /// or while writing; `close()` writes the final sizes and the metadata.
+    public static func create(path: String, type: AudioFileTypeID, format: StreamDescription,
+                              flags: CreateFlags = []) throws(AudioError) -> AudioFile
+    {
+        guard let info = FormatRegistry.info(for: type), let make = info.makeWriter else {
+            throw AudioError(.unsupportedFileType, "Tonearm cannot write \(type) files")
+        }
+        let writer = try make(format)
+        if !flags.contains(.eraseFile) && fileExists(path) {
+            throw AudioError(.permissions, "\(path) exists; pass .eraseFile to replace it")
+        }
+        let handle = try FileHandle(path: path, mode: .create)
+        return AudioFile(handle: handle, writer: writer, state: WriterState(fileType: type, format: format), path: path)
+    }
+
+    private init(handle: FileHandle, writer: FormatWriter, state: WriterState, path: String) {
+        self.handle = handle
+        self.writer = writer
+        writerState = state
+        self.path = path
+        source = nil
+    }
+
+    deinit { if isOpen { try? close() } }
+
+    /// True for a file made by `create`.
+    public var isWriting: Bool { writer != nil }
+
+    /// Everything the parser learnt (reading), or what was set so far (writing).
+    public var properties: FileProperties {
+        get throws(AudioError) {
+            try checkOpen()
+            if let parser { return parser.properties }
+            let s = writerState!
+            var p = FileProperties(fileType: s.fileType)
+            p.dataFormat = s.format
+            p.channelLayout = s.channelLayout
+            p.magicCookie = s.magicCookie
+            p.info = s.info
+            p.audioDataByteCount = s.dataByteCount
+            p.audioDataPacketCount = s.packetCount
+            p.dataOffset = headerWritten ? s.dataOffset : nil
+            p.packetTableInfo = s.packetTableInfo
+            p.markers = s.markers
+            return p
+        }
+    }
+
+    private func checkOpen() throws(AudioError) {
+        guard isOpen else { throw AudioError(.notOpen, "the file is closed") }
+    }
+
+    // MARK: Properties
+
+    /// A property's value (`AudioFileGetProperty`).
+    public func property(_ id: AudioFilePropertyID) throws(AudioError) -> PropertyValue {
+        let p = try properties
+        return try PropertyValue.lookup(id, properties: p, isReady: true, parser: parser)
+    }
+
+    /// The size of a property and whether it can be set (`AudioFileGetPropertyInfo`).
+    public func propertyInfo(_ id: AudioFilePropertyID) throws(AudioError) -> (size: Int, isWritable: Bool) {
+        let value = try property(id)
+        return (value.byteSize, isWriting && AudioFile.writableProperties.contains(id))
+    }
+
+    static let writableProperties: [AudioFilePropertyID] = [.channelLayout, .magicCookieData, .infoDictionary,
+                                                             .packetTableInfo, .markerList]
+
+    /// Sets a property of a file being written (`AudioFileSetProperty`): the channel layout,
+    /// magic cookie, info dictionary, packet table info or markers. Anything else answers 'nope'.
+    public func setProperty(_ id: AudioFilePropertyID, _ value: PropertyValue) throws(AudioError) {
+        try checkOpen()
+        guard var s = writerState else { throw AudioError(.permissions, "the file is open for reading only") }
+        switch (id, value) {
+        case (.channelLayout, .channelLayout(let l)):
+            guard !headerWritten else { throw AudioError(.illegalOperation, "set the channel layout before writing packets") }
+            if let n = l.numberOfChannels, n != Int(s.format.channelsPerFrame) {
+                throw AudioError(.invalidFile, "a layout of \(n) channels for \(s.format.channelsPerFrame)-channel data")
+            }
+            s.channelLayout = l
+        case (.magicCookieData, .data(let d)):
+            guard !headerWritten else { throw AudioError(.illegalOperation, "set the magic cookie before writing packets") }
+            s.magicCookie = d
+        case (.infoDictionary, .info(let i)): s.info = i
+        case (.packetTableInfo, .packetTableInfo(let t)): s.packetTableInfo = t
+        case (.markerList, .markers(let m)): s.markers = m
+        case (.channelLayout, _), (.magicCookieData, _), (.infoDictionary, _), (.packetTableInfo, _), (.markerList, _):
+            throw AudioError(.badPropertySize, "the value does not fit property \(id)")
+        default:
+            throw AudioError(.illegalOperation, "property \(id) cannot be set")
+        }
+        writerState = s
+    }
+
+    public var fileType: AudioFileTypeID { get throws(AudioError) { try properties.fileType } }
+    public var dataFormat: StreamDescription { get throws(AudioError) { try property(.dataFormat).streamDescription() } }
+    public var audioDataPacketCount: Int64 { get throws(AudioError) { try property(.audioDataPacketCount).int64() } }
+    public var audioDataByteCount: Int64 { get throws(AudioError) { try property(.audioDataByteCount).int64() } }
+    public var dataOffset: Int64 { get throws(AudioError) { try property(.dataOffset).int64() } }
+    public var maximumPacketSize: UInt32 { get throws(AudioError) { try property(.maximumPacketSize).uint32() } }
+    public var infoDictionary: InfoDictionary { get throws(AudioError) { try properties.info } }
+    public var channelLayout: ChannelLayout? { get throws(AudioError) { try properties.channelLayout } }
+    public var magicCookie: [UInt8]? { get throws(AudioError) { try properties.magicCookie } }
+    public var packetTableInfo: PacketTableInfo? { get throws(AudioError) { try properties.packetTableInfo } }
+    /// Seconds of audio, from the valid frames ('edur').
+    public var estimatedDuration: Double { get throws(AudioError) { try property(.estimatedDuration).double() } }
+
+    // MARK: Reading
+
+    /// Reads whole packets (`AudioFileReadPacketData`).
+    ///
+    /// Returns fewer packets at the end of the data, and throws -39 (`.endOfFile`) when
+    /// `start` is at or past the end. Descriptions are nil for constant-size packets.
+    public func readPacketData(startingAt start: Int64, count: Int) throws(AudioError)
+        -> (data: [UInt8], descriptions: [PacketDescription]?)
+    {
+        let (range, n, descriptions) = try packetRange(startingAt: start, count: count)
+        _ = n
+        let data = try source!.read(at: range.lowerBound, count: Int(range.upperBound - range.lowerBound))
+        guard Int64(data.count) == range.upperBound - range.lowerBound else {
+            throw AudioError(.endOfFile, "the file ends inside packet data")
+        }
+        return (data, descriptions)
+    }
+
+    /// Reads whole packets into a caller's buffer without allocating the data; returns the
+    /// byte and packet counts. The buffer must hold `count × maximumPacketSize` bytes
+    /// (or fewer packets are read).
+    public func readPacketData(startingAt start: Int64, count: Int, into buffer: UnsafeMutableRawBufferPointer)
+        throws(AudioError) -> (bytes: Int, packets: Int, descriptions: [PacketDescription]?)
+    {
+        var (range, n, descriptions) = try packetRange(startingAt: start, count: count)
+        if range.upperBound - range.lowerBound > Int64(buffer.count) {
+            guard let f = try properties.dataFormat, f.bytesPerPacket > 0 else {
+                throw AudioError(.badPropertySize, "the buffer is smaller than the packets asked for")
+            }
+            n = buffer.count / Int(f.bytesPerPacket)
+            guard n > 0 else { throw AudioError(.badPropertySize, "the buffer is smaller than one packet") }
+            range = range.lowerBound..<(range.lowerBound + Int64(n) * Int64(f.bytesPerPacket))
+        }
+        let want = Int(range.upperBound - range.lowerBound)
+        let got = try source!.read(at: range.lowerBound, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]))
+        guard got == want else { throw AudioError(.endOfFile, "the file ends inside packet data") }
+        return (want, n, descriptions)
+    }
+
+    private func packetRange(startingAt start: Int64, count: Int) throws(AudioError)
+        -> (Range<Int64>, Int, [PacketDescription]?)
+    {
+        try checkOpen()
+        guard let parser, source != nil else { throw AudioError(.permissions, "the file is open for writing only") }
+        let p = parser.properties
+        guard start >= 0, count >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(start), count \(count)") }
+        guard let dataOffset = p.dataOffset, let total = p.audioDataPacketCount else {
+            throw AudioError(.valueUnknown, "the packet count is not known")
+        }
+        guard start < total else { throw AudioError(.endOfFile, "packet \(start) is past the last packet (\(total))") }
+        let n = Int(min(Int64(count), total - start))
+        if let f = p.dataFormat, f.bytesPerPacket > 0 {
+            let bpp = Int64(f.bytesPerPacket)
+            let lo = dataOffset + start * bpp
+            return (lo..<(lo + Int64(n) * bpp), n, nil)
+        }
+        guard let table = p.packetTable, table.count >= Int(start) + n else {
+            throw AudioError(.valueUnknown, "the packet table is not known")
+        }
+        let slice = table[Int(start)..<Int(start) + n]
+        let first = slice.first!.startOffset
+        let last = slice.last!
+        let descriptions = slice.map {
+            PacketDescription(startOffset: $0.startOffset - first, variableFramesInPacket: $0.variableFramesInPacket,
+                              dataByteSize: $0.dataByteSize)
+        }
+        return ((dataOffset + first)..<(dataOffset + last.startOffset + Int64(last.dataByteSize)), n, descriptions)
+    }
+
+    /// Reads bytes of audio data, counted from the data offset (`AudioFileReadBytes`).
+    public func readBytes(startingAt start: Int64, count: Int) throws(AudioError) -> [UInt8] {
+        try checkOpen()
+        guard let parser, let source else { throw AudioError(.permissions, "the file is open for writing only") }
+        guard let dataOffset = parser.properties.dataOffset else { throw AudioError(.valueUnknown, "no data offset") }
+        let size = parser.properties.audioDataByteCount ?? Int64.max
+        guard start >= 0, count >= 0 else { throw AudioError(.position, "byte \(start), count \(count)") }
+        guard start < size else { throw AudioError(.endOfFile, "byte \(start) is past the audio data") }
+        let n = Int(min(Int64(count), size - start))
+        return try source.read(at: dataOffset + start, count: n)
+    }
+
+    // MARK: Writing
+
+    /// Appends packets (`AudioFileWritePackets`). `startingAt` must be the number of packets
+    /// written so far. Descriptions are needed when packets vary in size ('!pkd' otherwise).
+    public func writePackets(_ data: UnsafeRawBufferPointer, count: Int, descriptions: [PacketDescription]? = nil,
+                             startingAt start: Int64) throws(AudioError)
+    {
+        try checkOpen()
+        guard var s = writerState, let handle, let writer else {
+            throw AudioError(.permissions, "the file is open for reading only")
+        }
+        guard start == s.packetCount else {
+            throw AudioError(.invalidPacketOffset, "packets must be written in order: expected packet \(s.packetCount), got \(start)")
+        }
+        let f = s.format
+        if f.bytesPerPacket > 0 {
+            guard data.count == count * Int(f.bytesPerPacket) else {
+                throw AudioError(.invalidPacketOffset, "\(count) packets of \(f.bytesPerPacket) bytes, but \(data.count) bytes given")
+            }
+        } else {
+            guard let descriptions, descriptions.count == count else {
+                throw AudioError(.requiresPacketDescriptions, "packets of varying size need descriptions")
+            }
+            for d in descriptions {
+                guard d.startOffset >= 0, d.startOffset + Int64(d.dataByteSize) <= Int64(data.count) else {
+                    throw AudioError(.invalidPacketOffset, "a packet description points outside the data")
+                }
+                s.packetDescriptions.append(PacketDescription(startOffset: s.dataByteCount + d.startOffset,
+                                                              variableFramesInPacket: d.variableFramesInPacket,
+                                                              dataByteSize: d.dataByteSize))
+            }
+        }
+        if !headerWritten {
+            let header = try writer.header(s)
+            try handle.write(header, at: 0)
+            s.dataOffset = Int64(header.count)
+            headerWritten = true
+        }
+        try handle.write(data, at: s.dataOffset + s.dataByteCount)
+        s.dataByteCount += Int64(data.count)
+        s.packetCount += Int64(count)
+        writerState = s
+    }
+
+    /// Appends packets from an array.
+    public func writePackets(_ data: [UInt8], count: Int, descriptions: [PacketDescription]? = nil,
+                             startingAt start: Int64) throws(AudioError)
+    {
+        try data.withBytes { raw throws(AudioError) in
+            try writePackets(raw, count: count, descriptions: descriptions, startingAt: start)
+        }
+    }
+
+    /// Closes the file (`AudioFileClose`). A file being written gets its final sizes and metadata.
+    public func close() throws(AudioError) {
+        guard isOpen else { return }
+        isOpen = false
+        if let writer, let handle, var s = writerState {
+            defer { handle.closeNow() }
+            if !headerWritten {
+                let header = try writer.header(s)
+                try handle.write(header, at: 0)
+                s.dataOffset = Int64(header.count)
+                headerWritten = true
+            }
+            try writer.finish(s, handle: handle)
+        }
+        parser = nil
+    }
+}

@@ -1,0 +1,67 @@
+import Tonearm
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the committed fixtures live: `Tests/Fixtures` of this package.
+public let fixturesDirectory: String = {
+    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(2)  // TonearmTestSupport/Fixtures.swift
+    return parts.joined(separator: "/") + "/Fixtures"
+}()
+
+/// The package's root folder.
+public let packageRoot: String = {
+    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(3)
+    return parts.joined(separator: "/")
+}()
+
+/// The bytes of a whole file (for tests only; the library never loads whole files).
+public func readWholeFile(_ path: String) throws -> [UInt8] {
+    let source = try FileSource(path: path)
+    return try source.read(at: 0, count: Int(source.size ?? 0))
+}
+
+/// Writes bytes to a file (tests only).
+public func writeWholeFile(_ path: String, _ bytes: [UInt8]) throws {
+    let h = try FileHandle(path: path, mode: .create)
+    try h.write(bytes, at: 0)
+    h.closeNow()
+}
+
+/// The fixture files of one family folder with the given extensions, sorted by name.
+public func fixtureFiles(_ family: String, extensions: [String]? = nil) -> [String] {
+    let dir = fixturesDirectory + "/" + family
+    guard let d = opendir(dir) else { return [] }
+    defer { closedir(d) }
+    var names: [String] = []
+    while let e = readdir(d) {
+        let name = withUnsafeBytes(of: e.pointee.d_name) { raw in
+            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+        guard !name.hasPrefix("."), !name.hasSuffix(".json") else { continue }
+        if let extensions, !extensions.contains(where: { name.hasSuffix("." + $0) }) { continue }
+        names.append(dir + "/" + name)
+    }
+    return names.sorted()
+}
+
+/// A fresh temporary directory for a test's output.
+public func makeTemporaryDirectory() -> String {
+    var template = Array("/tmp/tonearm-test-XXXXXX".utf8CString)
+    return template.withUnsafeMutableBufferPointer { p in
+        guard let r = mkdtemp(p.baseAddress!) else { return "/tmp" }
+        return String(cString: r)
+    }
+}
+
+/// The path of a command on PATH, or nil: oracle tests skip when their tool is missing.
+public func which(_ tool: String) -> String? {
+    let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
+    for dir in path.split(separator: ":") {
+        let candidate = "\(dir)/\(tool)"
+        if access(candidate, X_OK) == 0 { return candidate }
+    }
+    return nil
+}
