@@ -1,8 +1,8 @@
 import TonearmCore
 
 extension FormatRegistry {
-    /// Entries of the other format families (AIFF, CAF, Wave64, AU, …).
+    /// Entries of the other format families, each from its own folder.
     static func additionalBuiltinTypes() -> [FileTypeInfo] {
-        []
+        aiffTypes() + wave64Types() + cafTypes() + auTypes()
     }
 }

@@ -79,7 +79,7 @@ public struct WAVEFormat: ChunkedFormat {
                 ds64Table[id] = Int64(clamping: r.readUInt64(.little)!)
             }
         case "fmt ":
-            try readFormat(&r, &p)
+            try WAVEFormat.readFormat(&r, &p)
             sawFormat = true
         case "LIST":
             guard r.readFourCC() == "INFO" else { return }
@@ -116,7 +116,9 @@ public struct WAVEFormat: ChunkedFormat {
         }
     }
 
-    private func readFormat(_ r: inout ByteReader, _ p: inout FileProperties) throws(AudioError) {
+    /// Reads a WAVEFORMATEX (or WAVE_FORMAT_EXTENSIBLE) body into the data format, channel
+    /// layout and magic cookie. Wave64 shares it.
+    static func readFormat(_ r: inout ByteReader, _ p: inout FileProperties) throws(AudioError) {
         guard r.readableBytes >= 16 else { throw AudioError(.invalidChunk, "fmt chunk of \(r.readableBytes) bytes") }
         let fmtBytes = r.bytes
         var tag = r.readUInt16(.little)!

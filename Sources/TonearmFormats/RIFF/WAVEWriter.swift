@@ -35,15 +35,36 @@ final class WAVEWriter: FormatWriter {
         w.write(UInt32(28), .little)
         w.write([UInt8](repeating: 0, count: 28))
 
+        let fmt = WAVEWriter.formatChunkBody(f, layout: s.channelLayout)
+        w.write(FourCC("fmt "))
+        w.write(UInt32(fmt.count), .little)
+        w.write(fmt)
+        if !f.isPCM || f.isFloat {
+            // A fact chunk with the frame count, patched at close.
+            w.write(FourCC("fact"))
+            w.write(UInt32(4), .little)
+            factOffset = Int64(w.bytes.count)
+            w.write(UInt32(0), .little)
+        }
+        w.write(FourCC("data"))
+        dataSizeOffset = Int64(w.bytes.count)
+        w.write(UInt32(fileType == .wave ? 0 : 0xFFFF_FFFF), .little)
+        return w.bytes
+    }
+    private var factOffset: Int64?
+
+    /// The body of a `fmt ` chunk for a format: WAVEFORMATEX, or WAVE_FORMAT_EXTENSIBLE when
+    /// there are more than two channels or the valid bits do not fill the container.
+    /// Wave64 shares it.
+    static func formatChunkBody(_ f: StreamDescription, layout: ChannelLayout?) -> [UInt8] {
+        var w = ByteWriter()
         let channels = f.channelsPerFrame
         let container = f.isPCM ? f.bytesPerSample : 1
-        let mask = s.channelLayout?.waveChannelMask
+        let mask = layout?.waveChannelMask
         let extensible = f.isPCM && (channels > 2 || container * 8 != f.bitsPerChannel || container > 2 && !f.isFloat
             || (mask != nil && channels > 2))
         let tag: UInt16 = f.formatID == .uLaw ? WAVEFormatTag.uLaw : f.formatID == .aLaw ? WAVEFormatTag.aLaw
             : f.isFloat ? WAVEFormatTag.ieeeFloat : WAVEFormatTag.pcm
-        w.write(FourCC("fmt "))
-        w.write(UInt32(extensible ? 40 : (f.isPCM && tag == WAVEFormatTag.pcm ? 16 : 18)), .little)
         w.write(extensible ? WAVEFormatTag.extensible : tag, .little)
         w.write(UInt16(channels), .little)
         w.write(UInt32(f.sampleRate.rounded()), .little)
@@ -60,19 +81,8 @@ final class WAVEWriter: FormatWriter {
         } else if !(f.isPCM && tag == WAVEFormatTag.pcm) {
             w.write(UInt16(0), .little)
         }
-        if !f.isPCM || f.isFloat {
-            // A fact chunk with the frame count, patched at close.
-            w.write(FourCC("fact"))
-            w.write(UInt32(4), .little)
-            factOffset = Int64(w.bytes.count)
-            w.write(UInt32(0), .little)
-        }
-        w.write(FourCC("data"))
-        dataSizeOffset = Int64(w.bytes.count)
-        w.write(UInt32(fileType == .wave ? 0 : 0xFFFF_FFFF), .little)
         return w.bytes
     }
-    private var factOffset: Int64?
 
     func finish(_ s: WriterState, handle: FileHandle) throws(AudioError) {
         var end = s.dataOffset + s.dataByteCount

@@ -1,0 +1,8 @@
+import TonearmCore
+
+extension FormatRegistry {
+    /// The AIFF file types.
+    static func aiffTypes() -> [FileTypeInfo] {
+        []
+    }
+}

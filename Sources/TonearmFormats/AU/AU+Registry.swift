@@ -1,0 +1,8 @@
+import TonearmCore
+
+extension FormatRegistry {
+    /// The AU file types.
+    static func auTypes() -> [FileTypeInfo] {
+        []
+    }
+}

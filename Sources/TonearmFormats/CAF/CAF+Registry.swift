@@ -1,0 +1,8 @@
+import TonearmCore
+
+extension FormatRegistry {
+    /// The CAF file types.
+    static func cafTypes() -> [FileTypeInfo] {
+        []
+    }
+}
