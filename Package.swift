@@ -18,13 +18,14 @@ let package = Package(
         .target(name: "TonearmCodecs", dependencies: ["TonearmCore"]),
         .target(name: "TonearmConvert", dependencies: ["TonearmCore", "TonearmFormats", "TonearmCodecs"]),
         .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmFormats", "TonearmCodecs", "TonearmConvert"]),
-        .executableTarget(name: "tonearm", dependencies: ["Tonearm"]),
+        .target(name: "TonearmCLI", dependencies: ["Tonearm"]),
+        .executableTarget(name: "tonearm", dependencies: ["TonearmCLI"]),
         .executableTarget(name: "tonearm-bench", dependencies: ["Tonearm"]),
         .target(name: "TonearmTestSupport", dependencies: ["Tonearm"], path: "Tests/TonearmTestSupport"),
         .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore"]),
         .testTarget(name: "TonearmFormatsTests", dependencies: ["Tonearm", "TonearmTestSupport"]),
         .testTarget(name: "TonearmCodecsTests", dependencies: ["Tonearm", "TonearmTestSupport"]),
-        .testTarget(name: "TonearmCLITests", dependencies: ["Tonearm", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmCLITests", dependencies: ["TonearmCLI", "TonearmTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,30 @@
+import Tonearm
+
+/// `tonearm demo`: inspects every bundled sample and converts each to WAV, so that a new
+/// user sees the main job done in one command.
+enum DemoCommand {
+    static let help = """
+        usage: tonearm demo [SAMPLES_DIR] [--out DIR]
+
+        Prints afinfo's report for each sample in Samples/ and converts it to a
+        16-bit WAV in DIR (default: a new folder under /tmp).
+        """
+
+    static func run(_ args: [String], console: Console) throws -> Int32 {
+        guard let a = try parse(args, spec: .init(options: ["--out"]), help: help, console: console) else { return 0 }
+        let dir = a.positionals.first ?? "Samples"
+        let samples = listFiles(dir)
+        guard !samples.isEmpty else { throw UsageError("no samples in '\(dir)'; run from the package root or give the folder") }
+        let outDir = a.value("--out") ?? makeDirectory()
+        for path in samples {
+            let report = try about(path) { () throws(AudioError) in try InfoCommand.Report(path: path) }
+            report.printText(console)
+            let name = path.split(separator: "/").last.map(String.init) ?? path
+            let out = outDir + "/" + name + ".wav"
+            let code = TonearmCommand.run(["convert", path, out, "-d", "LEI16"], console: console)
+            if code != 0 { return code }
+            console.print("converted to \(out)\n")
+        }
+        return 0
+    }
+}

@@ -1,0 +1,31 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The regular files of a folder, sorted, skipping hidden ones.
+func listFiles(_ dir: String) -> [String] {
+    guard let d = opendir(dir) else { return [] }
+    defer { closedir(d) }
+    var names: [String] = []
+    while let e = readdir(d) {
+        let name = withUnsafeBytes(of: e.pointee.d_name) { raw in
+            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+        guard !name.hasPrefix(".") else { continue }
+        var st = stat()
+        let path = dir + "/" + name
+        if stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG { names.append(path) }
+    }
+    return names.sorted()
+}
+
+/// A new folder under /tmp.
+func makeDirectory() -> String {
+    var template = Array("/tmp/tonearm-XXXXXX".utf8CString)
+    return template.withUnsafeMutableBufferPointer { p in
+        guard let r = mkdtemp(p.baseAddress!) else { return "/tmp" }
+        return String(cString: r)
+    }
+}

@@ -1,0 +1,145 @@
+import Tonearm
+
+/// `tonearm info FILE [--json]`: afinfo's report.
+enum InfoCommand {
+    static let help = """
+        usage: tonearm info FILE… [--json]
+
+        Prints what afinfo prints: the file type, the data format, the channel layout, the
+        duration, the audio data's offset, size and packet count, the bit rate, the
+        gapless frame counts, the format list and the info dictionary.
+
+          --json    print one JSON object per file with stable keys
+        """
+
+    static func run(_ args: [String], console: Console) throws -> Int32 {
+        guard let a = try parse(args, spec: .init(flags: ["--json"]), help: help, console: console) else { return 0 }
+        guard !a.positionals.isEmpty else { throw UsageError("info needs a FILE") }
+        var status: Int32 = 0
+        for path in a.positionals {
+            do {
+                let report = try about(path) { () throws(AudioError) in try Report(path: path) }
+                if a.has("--json") {
+                    console.print(report.json.serialized(pretty: true))
+                } else {
+                    report.printText(console)
+                }
+            } catch let e as FileError {
+                console.error("tonearm: \(e.path): \(e.error.message) (\(e.error.code.codeString))\n")
+                status = 1
+            }
+        }
+        return status
+    }
+
+    /// Everything `info` shows about one file.
+    struct Report {
+        let path: String
+        let p: FileProperties
+        let format: StreamDescription
+        let validFrames: Int64
+        let priming: Int64
+        let remainder: Int64
+        let durationIsEstimated: Bool
+
+        init(path: String) throws(AudioError) {
+            self.path = path
+            let file = try AudioFile(path: path)
+            p = try file.properties
+            guard let f = p.dataFormat else { throw AudioError(.invalidFile, "no data format") }
+            format = f
+            priming = Int64(p.packetTableInfo?.primingFrames ?? 0)
+            remainder = Int64(p.packetTableInfo?.remainderFrames ?? 0)
+            validFrames = p.validFrames ?? 0
+            durationIsEstimated = p.validFrames == nil
+            try file.close()
+        }
+
+        var duration: Double { format.sampleRate > 0 ? Double(validFrames) / format.sampleRate : 0 }
+        var typeName: String { FormatRegistry.info(for: p.fileType)?.name ?? p.fileType.fourCC.string }
+
+        func printText(_ c: Console) {
+            c.print("File:           \(path)")
+            c.print("File type ID:   \(p.fileType.fourCC.string)")
+            c.print("Num Tracks:     1")
+            c.print("----")
+            c.print("Data format:     \(format)")
+            if let l = p.channelLayout { c.print("Channel layout: \(l)") } else { c.print("                no channel layout.") }
+            c.print("estimated duration: \(fixed(duration, 6)) sec\(durationIsEstimated ? " (estimated)" : "")")
+            c.print("audio data file offset: \(p.dataOffset ?? 0)")
+            c.print("audio bytes: \(p.audioDataByteCount.map(String.init) ?? "unknown")")
+            c.print("audio packets: \(p.audioDataPacketCount.map(String.init) ?? "unknown")")
+            c.print("bit rate: \(p.bitRate.map(String.init) ?? "unknown") bits per second")
+            c.print("packet size upper bound: \(p.maximumPacketSize ?? 0)")
+            c.print("maximum packet size: \(p.maximumPacketSize ?? 0)")
+            c.print(p.isOptimized ? "optimized" : "not optimized")
+            c.print("audio \(validFrames) valid frames + \(priming) priming + \(remainder) remainder = \(validFrames + priming + remainder)")
+            if let bits = p.sourceBitDepth { c.print("source bit depth: I\(bits)") }
+            c.print("format list:")
+            c.print("[ 0] format:\t  \(format)")
+            if let l = p.channelLayout { c.print("     Channel layout: \(l)") }
+            if !p.markers.isEmpty {
+                c.print("markers:")
+                for m in p.markers { c.print("  \(m.markerID): frame \(Int64(m.framePosition)) \(m.name)") }
+            }
+            if !p.info.isEmpty {
+                c.print("info dictionary:")
+                for (k, v) in p.info { c.print("  \(k): \(v)") }
+            }
+            c.print("----")
+        }
+
+        var json: JSON {
+            let f = format
+            var layout = JSON.null
+            if let l = p.channelLayout {
+                layout = .object([
+                    ("tag", .int(Int64(l.tag.rawValue))),
+                    ("bitmap", .int(Int64(l.bitmap.rawValue))),
+                    ("description", .string(l.description)),
+                    ("labels", l.channelLabels.map { .array($0.map { .string($0.abbreviation) }) } ?? .null),
+                ])
+            }
+            return .object([
+                ("path", .string(path)),
+                ("fileType", .string(p.fileType.fourCC.string)),
+                ("fileTypeName", .string(typeName)),
+                ("format", .object([
+                    ("formatID", .string(f.formatID.fourCC.string)),
+                    ("sampleRate", .double(f.sampleRate)),
+                    ("channelsPerFrame", .int(Int64(f.channelsPerFrame))),
+                    ("bitsPerChannel", .int(Int64(f.bitsPerChannel))),
+                    ("bytesPerPacket", .int(Int64(f.bytesPerPacket))),
+                    ("framesPerPacket", .int(Int64(f.framesPerPacket))),
+                    ("bytesPerFrame", .int(Int64(f.bytesPerFrame))),
+                    ("formatFlags", .int(Int64(f.formatFlags.rawValue))),
+                ])),
+                ("channelLayout", layout),
+                ("audioDataOffset", p.dataOffset.map { .int($0) } ?? .null),
+                ("audioDataByteCount", p.audioDataByteCount.map { .int($0) } ?? .null),
+                ("audioPacketCount", p.audioDataPacketCount.map { .int($0) } ?? .null),
+                ("maximumPacketSize", p.maximumPacketSize.map { .int(Int64($0)) } ?? .null),
+                ("bitRate", p.bitRate.map { .int(Int64($0)) } ?? .null),
+                ("validFrames", .int(validFrames)),
+                ("primingFrames", .int(priming)),
+                ("remainderFrames", .int(remainder)),
+                ("duration", .double(duration)),
+                ("durationIsEstimated", .bool(durationIsEstimated)),
+                ("optimized", .bool(p.isOptimized)),
+                ("info", .object(p.info.map { ($0.key, .string($0.value)) })),
+            ])
+        }
+    }
+}
+
+/// A number with a fixed count of decimals, without Foundation's String(format:).
+func fixed(_ x: Double, _ decimals: Int) -> String {
+    guard x.isFinite else { return String(x) }
+    var scale = 1.0
+    for _ in 0..<decimals { scale *= 10 }
+    let n = (abs(x) * scale).rounded()
+    let whole = Int64(n / scale)
+    var frac = String(Int64(n - Double(whole) * scale))
+    while frac.count < decimals { frac = "0" + frac }
+    return (x < 0 ? "-" : "") + String(whole) + (decimals > 0 ? "." + frac : "")
+}

@@ -1,0 +1,59 @@
+import Tonearm
+
+/// `tonearm packets FILE`: one row per packet.
+enum PacketsCommand {
+    static let help = """
+        usage: tonearm packets FILE [--json] [--limit N] [--count]
+
+        Lists the packets of the audio data: index, absolute byte offset, size in bytes
+        and frames.
+
+          --json      print a JSON array of {index, offset, size, frames}
+          --limit N   stop after N packets
+          --count     print only the number of packets
+        """
+
+    static func run(_ args: [String], console: Console) throws -> Int32 {
+        guard let a = try parse(args, spec: .init(flags: ["--json", "--count"], options: ["--limit"]), help: help,
+                                console: console) else { return 0 }
+        guard a.positionals.count == 1, let path = a.positionals.first else { throw UsageError("packets needs one FILE") }
+        let limit = try a.int("--limit")
+        if let limit, limit < 0 { throw UsageError("--limit must not be negative") }
+        let p = try about(path) { () throws(AudioError) in try AudioFile(path: path).properties }
+        guard let f = p.dataFormat, let dataOffset = p.dataOffset, let total = p.audioDataPacketCount else {
+            throw FileError(path: path, error: AudioError(.valueUnknown, "the packet count is not known"))
+        }
+        if a.has("--count") {
+            console.print(a.has("--json") ? JSON.object([("packets", .int(total))]).serialized() : String(total))
+            return 0
+        }
+        let n = Int(min(total, Int64(limit ?? Int.max)))
+        let json = a.has("--json")
+        if json { console.print("[") } else { console.print("index\toffset\tsize\tframes") }
+        var line = ""
+        for i in 0..<n {
+            let offset: Int64, size: Int64, frames: Int64
+            if f.bytesPerPacket > 0 {
+                offset = dataOffset + Int64(i) * Int64(f.bytesPerPacket)
+                size = Int64(f.bytesPerPacket)
+                frames = Int64(f.framesPerPacket)
+            } else if let table = p.packetTable, i < table.count {
+                offset = dataOffset + table[i].startOffset
+                size = Int64(table[i].dataByteSize)
+                frames = table[i].variableFramesInPacket > 0 ? Int64(table[i].variableFramesInPacket) : Int64(f.framesPerPacket)
+            } else {
+                throw FileError(path: path, error: AudioError(.valueUnknown, "packet \(i) has no description"))
+            }
+            line.removeAll(keepingCapacity: true)
+            if json {
+                line += "  {\"index\":\(i),\"offset\":\(offset),\"size\":\(size),\"frames\":\(frames)}"
+                if i < n - 1 { line += "," }
+            } else {
+                line += "\(i)\t\(offset)\t\(size)\t\(frames)"
+            }
+            console.print(line)
+        }
+        if json { console.print("]") }
+        return 0
+    }
+}

@@ -1,0 +1,79 @@
+import Tonearm
+
+/// The `tonearm` command line: afinfo, afconvert and (later) afplay in one tool.
+public enum TonearmCommand {
+    public static let usage = """
+        usage: tonearm COMMAND [OPTIONS] ARGS…
+
+        commands:
+          info FILE [--json]                  describe an audio file, as afinfo does
+          packets FILE [--json] [--limit N]   list the packets: index, offset, size, frames
+          formats [--json]                    the file types Tonearm reads and writes
+          convert IN OUT [-f TYPE] [-d FMT]   convert a file, as afconvert does
+          demo                                inspect and convert the bundled samples
+
+        Run 'tonearm COMMAND --help' for a command's options.
+        """
+
+    /// Runs a command line (without the program name) and returns the exit code:
+    /// 0 on success, 1 on an audio or file error, 64 on a usage error.
+    public static func run(_ args: [String], console: Console) -> Int32 {
+        defer { console.flush() }
+        guard let command = args.first else {
+            console.error(usage + "\n")
+            return 64
+        }
+        let rest = Array(args.dropFirst())
+        do {
+            switch command {
+            case "info": return try InfoCommand.run(rest, console: console)
+            case "packets": return try PacketsCommand.run(rest, console: console)
+            case "formats": return try FormatsCommand.run(rest, console: console)
+            case "convert": return try ConvertCommand.run(rest, console: console)
+            case "demo": return try DemoCommand.run(rest, console: console)
+            case "-h", "--help", "help":
+                console.print(usage)
+                return 0
+            default:
+                console.error("tonearm: unknown command '\(command)'\n\n" + usage + "\n")
+                return 64
+            }
+        } catch let e as UsageError {
+            console.error("tonearm \(command): \(e.message)\nRun 'tonearm \(command) --help' for usage.\n")
+            return 64
+        } catch let e as FileError {
+            console.error("tonearm: \(e.path): \(e.error.message) (\(e.error.code.codeString))\n")
+            return 1
+        } catch let e as AudioError {
+            console.error("tonearm: \(e.message) (\(e.code.codeString))\n")
+            return 1
+        } catch {
+            console.error("tonearm: \(error)\n")
+            return 1
+        }
+    }
+}
+
+/// An audio error about one file, printed as `tonearm: FILE: message ('typ?')`.
+struct FileError: Error {
+    let path: String
+    let error: AudioError
+}
+
+/// Runs `body`, tagging any AudioError with the file it concerns.
+func about<T>(_ path: String, _ body: () throws(AudioError) -> T) throws(FileError) -> T {
+    do throws(AudioError) { return try body() } catch { throw FileError(path: path, error: error) }
+}
+
+/// Parses a command's arguments, answering `--help` itself.
+func parse(_ args: [String], spec: Arguments.Spec, help: String, console: Console) throws(UsageError) -> Arguments? {
+    var spec = spec
+    spec.flags.insert("--help")
+    spec.flags.insert("-h")
+    let a = try Arguments(args, spec: spec)
+    if a.has("--help") || a.has("-h") {
+        console.print(help)
+        return nil
+    }
+    return a
+}

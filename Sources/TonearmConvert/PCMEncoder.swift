@@ -1,0 +1,156 @@
+import TonearmCore
+
+/// Writes the frames of a ``PCMBuffer`` as interleaved bytes of a linear PCM, μ-law or
+/// A-law stream description: the last step before a file writer.
+///
+/// Integer to narrower integer keeps the high bits (as `ffmpeg -f s16le` does); float to
+/// integer rounds to nearest and clips; 8-bit unsigned is offset by 128.
+public enum PCMEncoder {
+    /// Whether `encode` can write this format.
+    public static func canEncode(_ f: StreamDescription) -> Bool {
+        if f.formatID == .uLaw || f.formatID == .aLaw { return true }
+        guard f.isPCM, f.channelsPerFrame > 0, (try? f.validate()) != nil else { return false }
+        if f.isFloat { return f.bitsPerChannel == 32 || f.bitsPerChannel == 64 }
+        return f.bitsPerChannel >= 8 && f.bitsPerChannel <= 32 && f.bytesPerSample <= 4
+    }
+
+    /// Appends the buffer's valid frames to `out` in format `f` (interleaved on output,
+    /// whatever the buffer's layout). The buffer's channel count must match.
+    public static func encode(_ buffer: PCMBuffer, as f: StreamDescription, into out: inout [UInt8]) throws(AudioError) {
+        guard canEncode(f) else { throw AudioError(.unsupportedDataFormat, "cannot write samples as \(f)") }
+        guard Int(f.channelsPerFrame) == buffer.channelCount else {
+            throw AudioError(.unsupportedDataFormat, "\(buffer.channelCount) channels into a \(f.channelsPerFrame)-channel format")
+        }
+        let frames = buffer.frameLength, channels = buffer.channelCount
+        let isG711 = f.formatID == .uLaw || f.formatID == .aLaw
+        let width = isG711 ? 1 : Int(f.bytesPerSample)
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: frames * channels * width))
+        out.withUnsafeMutableBytes { raw in
+            let dst = raw.baseAddress! + start
+            let stride = buffer.stride
+            switch buffer.commonFormat {
+            case .float32:
+                buffer.withUnsafeMutableSamples(Float.self) { src in
+                    for c in 0..<channels {
+                        let base = buffer.channelStart(c)
+                        for i in 0..<frames {
+                            put(float: src[base + i * stride], at: dst + (i * channels + c) * width, f, isG711: isG711, width: width)
+                        }
+                    }
+                }
+            case .int32:
+                buffer.withUnsafeMutableSamples(Int32.self) { src in
+                    for c in 0..<channels {
+                        let base = buffer.channelStart(c)
+                        for i in 0..<frames {
+                            put(int32: src[base + i * stride], at: dst + (i * channels + c) * width, f, isG711: isG711, width: width)
+                        }
+                    }
+                }
+            case .int16:
+                buffer.withUnsafeMutableSamples(Int16.self) { src in
+                    for c in 0..<channels {
+                        let base = buffer.channelStart(c)
+                        for i in 0..<frames {
+                            put(int32: Int32(src[base + i * stride]) << 16, at: dst + (i * channels + c) * width, f,
+                                isG711: isG711, width: width)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @inline(__always)
+    private static func put(int32 v: Int32, at p: UnsafeMutableRawPointer, _ f: StreamDescription, isG711: Bool, width: Int) {
+        if isG711 {
+            let s16 = Int16(truncatingIfNeeded: v >> 16)
+            p.storeBytes(of: f.formatID == .uLaw ? G711.encodeULaw(s16) : G711.encodeALaw(s16), as: UInt8.self)
+            return
+        }
+        if f.isFloat {
+            let x = Double(v) / 2_147_483_648.0
+            if width == 4 { storeFloat32(Float(x), p, f.isBigEndian) } else { storeUInt(x.bitPattern, 8, p, f.isBigEndian) }
+            return
+        }
+        storeInteger(Int64(v) << 32, p, f, width: width)
+    }
+
+    @inline(__always)
+    private static func put(float x: Float, at p: UnsafeMutableRawPointer, _ f: StreamDescription, isG711: Bool, width: Int) {
+        if isG711 {
+            let s16 = Int16(max(-32768, min(32767, (x * 32768).rounded(.toNearestOrEven))))
+            p.storeBytes(of: f.formatID == .uLaw ? G711.encodeULaw(s16) : G711.encodeALaw(s16), as: UInt8.self)
+            return
+        }
+        if f.isFloat {
+            if width == 4 { storeFloat32(x, p, f.isBigEndian) } else { storeUInt(Double(x).bitPattern, 8, p, f.isBigEndian) }
+            return
+        }
+        // Round to the output's bit depth and clip, then place in the 64-bit frame.
+        let bits = Int(f.bitsPerChannel)
+        let scale = Double(sign: .plus, exponent: bits - 1, significand: 1)
+        let r = (Double(x) * scale).rounded(.toNearestOrEven)
+        let clipped = max(-scale, min(scale - 1, r))
+        storeInteger(Int64(clipped) << (64 - bits), p, f, width: width)
+    }
+
+    /// `v` holds the sample in its top bits; keeps the output's bits, aligned as the format says.
+    @inline(__always)
+    private static func storeInteger(_ v: Int64, _ p: UnsafeMutableRawPointer, _ f: StreamDescription, width: Int) {
+        let bits = Int(f.bitsPerChannel)
+        var sample = v >> (64 - bits)  // arithmetic: truncation keeps the high bits
+        if !f.isSignedInteger { sample += 1 << (bits - 1) }
+        var word = UInt64(bitPattern: sample) & (bits == 64 ? ~0 : (1 << UInt64(bits)) - 1)
+        if bits < width * 8 && f.formatFlags.contains(.isAlignedHigh) { word <<= UInt64(width * 8 - bits) }
+        storeUInt(word, width, p, f.isBigEndian)
+    }
+
+    @inline(__always)
+    private static func storeFloat32(_ x: Float, _ p: UnsafeMutableRawPointer, _ bigEndian: Bool) {
+        storeUInt(UInt64(x.bitPattern), 4, p, bigEndian)
+    }
+
+    @inline(__always)
+    private static func storeUInt(_ v: UInt64, _ width: Int, _ p: UnsafeMutableRawPointer, _ bigEndian: Bool) {
+        for i in 0..<width {
+            let shift = bigEndian ? 8 * (width - 1 - i) : 8 * i
+            p.storeBytes(of: UInt8(truncatingIfNeeded: v >> UInt64(shift)), toByteOffset: i, as: UInt8.self)
+        }
+    }
+}
+
+/// G.711 compression (ITU-T G.711), for writing μ-law and A-law files.
+public enum G711 {
+    /// μ-law: bias 0x84, segment from the top set bit, inverted.
+    public static func encodeULaw(_ sample: Int16) -> UInt8 {
+        let bias = 0x84, clip = 32635
+        var s = Int(sample)
+        let sign = s < 0 ? 0x80 : 0
+        if s < 0 { s = -s }
+        s = min(s, clip) + bias
+        var exponent = 7
+        var mask = 0x4000
+        while exponent > 0 && s & mask == 0 { exponent -= 1; mask >>= 1 }
+        let mantissa = (s >> (exponent + 3)) & 0x0F
+        return UInt8(~(sign | exponent << 4 | mantissa) & 0xFF)
+    }
+
+    /// A-law: 13-bit magnitude, segment and mantissa, even bits inverted (XOR 0x55).
+    public static func encodeALaw(_ sample: Int16) -> UInt8 {
+        var s = Int(sample) >> 3  // 13 bits
+        let sign = s >= 0 ? 0x80 : 0
+        if s < 0 { s = -s - 1 }
+        s = min(s, 0xFFF)
+        var code: Int
+        if s < 32 {
+            code = s >> 1
+        } else {
+            var exponent = 1
+            while s >> (exponent + 4) > 1 && exponent < 7 { exponent += 1 }
+            code = exponent << 4 | (s >> exponent) & 0x0F
+        }
+        return UInt8((sign | code) ^ 0x55)
+    }
+}
