@@ -99,6 +99,10 @@ public final class ChunkedParser<Format: ChunkedFormat>: PropertyStoringParser {
     /// An audio chunk seen before the chunks that describe it (random access only).
     private var deferredAudio: (chunk: ChunkHeader, bodyStart: Int64, prefix: [UInt8])?
 
+    /// The largest chunk accepted (2^60 bytes): far beyond any file, small enough that
+    /// offsets plus sizes never overflow.
+    public static var maximumChunkSize: Int64 { 1 << 60 }
+
     public init(format: Format, fileType: AudioFileTypeID) {
         self.format = format
         properties = FileProperties(fileType: fileType)
@@ -127,8 +131,9 @@ public final class ChunkedParser<Format: ChunkedFormat>: PropertyStoringParser {
                 return .needMore
             }
             let chunk = try format.parseChunkHeader(&r)
-            if let size = chunk.bodySize, size < 0 {
-                throw AudioError(.invalidChunk, "chunk \(chunk.id) has a negative size")
+            // Sizes are bounded so that offset arithmetic cannot overflow.
+            if let size = chunk.bodySize, size < 0 || size > ChunkedParser.maximumChunkSize {
+                throw AudioError(.invalidChunk, "chunk \(chunk.id) claims \(size) bytes")
             }
             properties.chunkIDs.append(chunk.id)
             let role = format.role(of: chunk)

@@ -41,7 +41,7 @@ public struct ParserInput {
 public enum ParseStep: Equatable {
     /// Nothing can be done until more bytes arrive (or, at the end of the stream, ever).
     case needMore
-    /// The first `n` bytes were used up (n > 0).
+    /// The first `n` bytes were used up. `n` may be 0 when the parser only changed state.
     case consume(Int)
     /// The first `byteCount` bytes hold `packetCount` whole packets; hand them on and consume them.
     /// Descriptions, when given, have offsets relative to the first of these bytes.

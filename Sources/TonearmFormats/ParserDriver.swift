@@ -87,6 +87,7 @@ final class ParserDriver {
     private func run(endOfStream: Bool, canSeek: Bool, wantsPackets: Bool, sourceSize: Int64?,
                      seekBack: (Int64) throws(AudioError) -> Void) throws(AudioError)
     {
+        var stalls = 0
         while !isFinished {
             let step: ParseStep = try buffer.withBytes { raw throws(AudioError) -> ParseStep in
                 let view = UnsafeRawBufferPointer(rebasing: raw[head...])
@@ -100,7 +101,14 @@ final class ParserDriver {
                 if endOfStream { isFinished = true }
                 return
             case .consume(let n):
-                precondition(n > 0 && n <= bufferedCount, "parser consumed \(n) of \(bufferedCount) bytes")
+                precondition(n >= 0 && n <= bufferedCount, "parser consumed \(n) of \(bufferedCount) bytes")
+                // A parser may change state without using bytes, but not forever.
+                if n == 0 {
+                    stalls += 1
+                    if stalls > 64 { throw AudioError.malformed("the parser made no progress at byte \(offset)") }
+                } else {
+                    stalls = 0
+                }
                 head += n
                 offset += Int64(n)
             case .packets(let byteCount, let packetCount, let descriptions):

@@ -122,3 +122,57 @@ public func dripFeedMismatch(_ bytes: [UInt8], hint: AudioFileTypeID? = nil,
     }
     return nil
 }
+
+/// Damaged copies of a file: truncated at several points, with flipped bits at seeded
+/// places, and with each 32-bit field of the first 128 bytes set to huge values.
+public func damagedVariants(_ bytes: [UInt8], seed: UInt64 = 7) -> [(String, [UInt8])] {
+    var out: [(String, [UInt8])] = []
+    for cut in [0, 1, 3, 4, 8, 11, 12, 13, 20, 35, 36, 43, 44, 45, 60, 100, bytes.count / 2, bytes.count - 1] where cut < bytes.count {
+        out.append(("truncated at \(cut)", Array(bytes[..<max(0, cut)])))
+    }
+    var g = SeededGenerator(seed: seed)
+    for i in 0..<24 {
+        var b = bytes
+        let limit = min(b.count, i < 16 ? 200 : b.count)
+        guard limit > 0 else { break }
+        let at = Int.random(in: 0..<limit, using: &g)
+        b[at] ^= UInt8(1 << Int.random(in: 0..<8, using: &g))
+        out.append(("bit flipped at \(at)", b))
+    }
+    for at in stride(from: 4, to: min(bytes.count - 4, 128), by: 4) {
+        for value: UInt32 in [0xFFFF_FFFF, 0x7FFF_FFF0, 0] {
+            var b = bytes
+            b[at] = UInt8(value >> 24); b[at + 1] = UInt8(value >> 16 & 0xFF)
+            b[at + 2] = UInt8(value >> 8 & 0xFF); b[at + 3] = UInt8(value & 0xFF)
+            out.append(("0x\(String(value, radix: 16)) at \(at)", b))
+        }
+    }
+    return out
+}
+
+/// Opens and reads every damaged variant through both paths. Returns the errors seen; a
+/// crash would stop the test run, and any error that is not an AudioError is reported.
+public func exerciseDamaged(_ bytes: [UInt8], hint: AudioFileTypeID? = nil) -> (errors: [AudioError.Code: Int], problems: [String]) {
+    var errors: [AudioError.Code: Int] = [:]
+    var problems: [String] = []
+    for (name, b) in damagedVariants(bytes) {
+        let r = feed(b, pattern: .randomChunks(seed: 5, maximum: 512), hint: hint)
+        if let e = r.error { errors[e.code, default: 0] += 1 }
+        do {
+            let file = try AudioFile(source: MemorySource(b), fileTypeHint: hint)
+            let p = try file.properties
+            if let total = p.audioDataPacketCount, total > 0 {
+                _ = try? file.readPacketData(startingAt: 0, count: 16)
+                _ = try? file.readPacketData(startingAt: max(0, total - 3), count: 16)
+                if let size = p.audioDataByteCount, let off = p.dataOffset, off + size > Int64(b.count) + 1 {
+                    problems.append("\(name): data \(off)+\(size) runs past the file's \(b.count) bytes")
+                }
+            }
+        } catch let e as AudioError {
+            errors[e.code, default: 0] += 1
+        } catch {
+            problems.append("\(name): \(error) is not an AudioError")
+        }
+    }
+    return (errors, problems)
+}
