@@ -1,0 +1,22 @@
+// swift-tools-version: 6.1
+// libFuzzer targets for Tonearm's parsers and decoders. Build with
+//   swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
+// and run e.g. `.build/release/FuzzParsers -max_total_time=60 corpus-parsers/`.
+import Foundation
+import PackageDescription
+
+// The root package's identity is its folder's name, which differs between clones.
+let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
+
+let package = Package(
+    name: "TonearmFuzz",
+    dependencies: [.package(path: "..")],
+    targets: [
+        .target(name: "FuzzSupport", dependencies: [.product(name: "Tonearm", package: root)], swiftSettings: fuzzSettings),
+        .executableTarget(name: "FuzzParsers", dependencies: ["FuzzSupport", .product(name: "Tonearm", package: root)],
+                          swiftSettings: fuzzSettings),
+        .executableTarget(name: "FuzzDecoders", dependencies: ["FuzzSupport", .product(name: "Tonearm", package: root)],
+                          swiftSettings: fuzzSettings),
+    ]
+)
