@@ -20,7 +20,7 @@ let package = Package(
         .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmFormats", "TonearmCodecs", "TonearmConvert"]),
         .target(name: "TonearmCLI", dependencies: ["Tonearm"]),
         .executableTarget(name: "tonearm", dependencies: ["TonearmCLI"]),
-        .executableTarget(name: "tonearm-bench", dependencies: ["Tonearm"]),
+        .executableTarget(name: "tonearm-bench", dependencies: ["TonearmCLI"]),
         .target(name: "TonearmTestSupport", dependencies: ["Tonearm"], path: "Tests/TonearmTestSupport"),
         .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore"]),
         .testTarget(name: "TonearmFormatsTests", dependencies: ["Tonearm", "TonearmTestSupport"]),

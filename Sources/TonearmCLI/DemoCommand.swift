@@ -13,9 +13,12 @@ enum DemoCommand {
     static func run(_ args: [String], console: Console) throws -> Int32 {
         guard let a = try parse(args, spec: .init(options: ["--out"]), help: help, console: console) else { return 0 }
         let dir = a.positionals.first ?? "Samples"
-        let samples = listFiles(dir)
+        let samples = listFiles(dir).filter { path in
+            FileSource.pathExtension(of: path).map { !FormatRegistry.types(forExtension: $0).isEmpty } ?? false
+        }
         guard !samples.isEmpty else { throw UsageError("no samples in '\(dir)'; run from the package root or give the folder") }
         let outDir = a.value("--out") ?? makeDirectory()
+        ensureDirectory(outDir)
         for path in samples {
             let report = try about(path) { () throws(AudioError) in try InfoCommand.Report(path: path) }
             report.printText(console)

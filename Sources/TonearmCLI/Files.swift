@@ -29,3 +29,9 @@ func makeDirectory() -> String {
         return String(cString: r)
     }
 }
+
+/// Makes a folder if it is missing (one level).
+func ensureDirectory(_ path: String) {
+    var st = stat()
+    if stat(path, &st) != 0 { _ = mkdir(path, 0o755) }
+}

@@ -33,9 +33,11 @@ public final class AudioConverter {
         var out = output
         out.sampleRate = input.sampleRate
         outputFormat = out
-        // Float output keeps float; integer output goes through Int32, which holds every
-        // integer input exactly.
-        let common: PCMBuffer.CommonFormat = output.isPCM && output.isFloat ? .float32 : .int32
+        // Float output keeps float; integer output goes through Int16 when 16 bits are
+        // all it keeps (the decoder narrows exactly as the encoder would), else Int32,
+        // which holds every integer input exactly.
+        let common: PCMBuffer.CommonFormat = output.isPCM && output.isFloat ? .float32
+            : (output.bitsPerChannel <= 16 ? .int16 : .int32)
         decoder = try CodecRegistry.makeDecoder(for: input, magicCookie: magicCookie, output: common)
         chunkPackets = max(1, 8192 / max(1, decoder.maximumFramesPerPacket))
         work = PCMBuffer(commonFormat: common, sampleRate: input.sampleRate, channels: Int(input.channelsPerFrame),

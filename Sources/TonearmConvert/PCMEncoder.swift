@@ -26,6 +26,7 @@ public enum PCMEncoder {
         let width = isG711 ? 1 : Int(f.bytesPerSample)
         let start = out.count
         out.append(contentsOf: repeatElement(0, count: frames * channels * width))
+        if copyVerbatim(buffer, f, into: &out, at: start) { return }
         out.withUnsafeMutableBytes { raw in
             let dst = raw.baseAddress! + start
             let stride = buffer.stride
@@ -60,6 +61,27 @@ public enum PCMEncoder {
                 }
             }
         }
+    }
+
+    /// When the buffer already holds the output's bytes (interleaved, native endian, same
+    /// width), one copy does it.
+    private static func copyVerbatim(_ buffer: PCMBuffer, _ f: StreamDescription, into out: inout [UInt8], at start: Int) -> Bool {
+        guard buffer.isInterleaved || buffer.channelCount == 1, f.isPCM,
+              f.isBigEndian == (1.bigEndian == 1), f.formatFlags.contains(.isPacked) else { return false }
+        let matches: Bool
+        switch buffer.commonFormat {
+        case .float32: matches = f.isFloat && f.bitsPerChannel == 32
+        case .int16: matches = !f.isFloat && f.isSignedInteger && f.bitsPerChannel == 16
+        case .int32: matches = !f.isFloat && f.isSignedInteger && f.bitsPerChannel == 32
+        }
+        guard matches else { return false }
+        let count = buffer.frameLength * buffer.channelCount * buffer.commonFormat.bytesPerSample
+        out.withUnsafeMutableBytes { dst in
+            buffer.withUnsafeMutableRawBytes { src in
+                (dst.baseAddress! + start).copyMemory(from: src.baseAddress!, byteCount: count)
+            }
+        }
+        return true
     }
 
     @inline(__always)

@@ -1,1 +1,111 @@
-print("bench")
+// tonearm-bench: whole-process wall-time ratios of `tonearm` against the reference tools,
+// side by side in one run. Not a test: it asserts nothing, it prints figures for
+// BENCHMARKS.md. Run with `swift run -c release tonearm-bench [--quick] [--runs N]`.
+import Foundation
+
+struct Case {
+    let name: String
+    let ours: [String]
+    let reference: [String]
+    let referenceName: String
+}
+
+func which(_ tool: String) -> String? {
+    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
+        let p = "\(dir)/\(tool)"
+        if FileManager.default.isExecutableFile(atPath: p) { return p }
+    }
+    return nil
+}
+
+@discardableResult
+func run(_ argv: [String], quiet: Bool = true) -> (status: Int32, seconds: Double) {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: argv[0])
+    p.arguments = Array(argv.dropFirst())
+    if quiet {
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+    }
+    let start = DispatchTime.now()
+    do { try p.run() } catch { return (-1, 0) }
+    p.waitUntilExit()
+    let end = DispatchTime.now()
+    return (p.terminationStatus, Double(end.uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
+}
+
+func median(_ xs: [Double]) -> Double {
+    let s = xs.sorted()
+    return s.isEmpty ? 0 : s[s.count / 2]
+}
+
+let args = CommandLine.arguments.dropFirst()
+let quick = args.contains("--quick")
+let runs = args.firstIndex(of: "--runs").flatMap { i in args.index(after: i) < args.endIndex ? Int(args[args.index(after: i)]) : nil } ?? 3
+let seconds = quick ? 300 : 3600
+
+// Our own binary sits beside this one.
+let selfDir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
+let tonearm = selfDir + "/tonearm"
+guard FileManager.default.isExecutableFile(atPath: tonearm) else {
+    print("tonearm-bench: build the CLI first: swift build -c release")
+    exit(1)
+}
+guard let ffmpeg = which("ffmpeg"), let ffprobe = which("ffprobe") else {
+    print("tonearm-bench: ffmpeg and ffprobe are needed (apt-get install ffmpeg)")
+    exit(1)
+}
+
+let work = "/tmp/tonearm-bench"
+try? FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+func make(_ name: String, _ codec: [String]) -> String {
+    let path = "\(work)/\(name)"
+    if !FileManager.default.fileExists(atPath: path) {
+        print("making \(path) (\(seconds) s)…")
+        run([ffmpeg, "-v", "error", "-y", "-f", "lavfi", "-i",
+             "aevalsrc=0.3*sin(2*PI*440*t)+0.1*sin(2*PI*1300*t)|0.3*sin(2*PI*660*t):s=44100:d=\(seconds)"] + codec + [path])
+    }
+    return path
+}
+let wav = make("pcm-\(seconds)s.wav", ["-c:a", "pcm_s16le"])
+let ima = make("ima-\(seconds)s.wav", ["-c:a", "adpcm_ima_wav"])
+let ms = make("msadpcm-\(seconds)s.wav", ["-c:a", "adpcm_ms"])
+let out = "\(work)/out"
+
+let cases = [
+    Case(name: "packets: count, \(seconds / 60)-min WAV", ours: [tonearm, "packets", wav, "--count"],
+         reference: [ffprobe, "-v", "error", "-count_packets", "-show_entries", "stream=nb_read_packets", "-of", "csv=p=0", wav],
+         referenceName: "ffprobe -count_packets"),
+    Case(name: "decode IMA ADPCM → s16, \(seconds / 60) min", ours: [tonearm, "convert", ima, out + "-ima.wav", "-d", "LEI16"],
+         reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", ima, "-f", "s16le", out + "-ima.raw"],
+         referenceName: "ffmpeg -f s16le"),
+    Case(name: "decode MS ADPCM → s16, \(seconds / 60) min", ours: [tonearm, "convert", ms, out + "-ms.wav", "-d", "LEI16"],
+         reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", ms, "-f", "s16le", out + "-ms.raw"],
+         referenceName: "ffmpeg -f s16le"),
+    Case(name: "convert s16 WAV → f32 WAV, \(seconds / 60) min", ours: [tonearm, "convert", wav, out + "-f32.wav", "-d", "LEF32"],
+         reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", wav, "-c:a", "pcm_f32le", out + "-f32-ff.wav"],
+         referenceName: "ffmpeg pcm_f32le"),
+]
+
+print("")
+print("tonearm-bench, \(runs) runs each, median wall time of the whole process")
+print(String(repeating: "-", count: 96))
+func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s : s + String(repeating: " ", count: n - s.count) }
+print(pad("case", 40) + pad("tonearm", 12) + pad("reference", 12) + pad("ratio", 8) + "reference tool")
+for c in cases {
+    var ours: [Double] = [], theirs: [Double] = []
+    var failed = false
+    for _ in 0..<runs {
+        let a = run(c.ours)
+        let b = run(c.reference)
+        if a.status != 0 || b.status != 0 { failed = true }
+        ours.append(a.seconds)
+        theirs.append(b.seconds)
+    }
+    let o = median(ours), t = median(theirs)
+    let ratio = t > 0 ? o / t : 0
+    print(pad(c.name, 40) + pad(String(format: "%.3f s", o), 12) + pad(String(format: "%.3f s", t), 12)
+          + pad(String(format: "%.2f", ratio), 8) + c.referenceName + (failed ? "  (a run FAILED)" : ""))
+}
+print(String(repeating: "-", count: 96))
+print("ratio = tonearm / reference; below 1.0 means Tonearm is faster.")
