@@ -3,8 +3,15 @@ import TonearmCore
 extension CodecRegistry {
     /// The decoders built into Tonearm; each codec folder adds its factory here.
     static func builtinFactories() -> [Factory] {
-        []
+        let pcm: Factory = PCMDecoder.make
+        let g711: Factory = G711Decoder.make
+        let ima4: Factory = AppleIMA4Decoder.make
+        let dviIMA: Factory = DVIIntelIMADecoder.make
+        let msADPCM: Factory = MSADPCMDecoder.make
+        return [pcm, g711, ima4, dviIMA, msADPCM]
     }
 
-    static let builtinDecodableFormats: [AudioFormatID] = []
+    static let builtinDecodableFormats: [AudioFormatID] = [
+        .linearPCM, .uLaw, .aLaw, .appleIMA4, .dviIntelIMA, .microsoftADPCM,
+    ]
 }
