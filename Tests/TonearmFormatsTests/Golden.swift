@@ -15,6 +15,9 @@ struct Golden {
     var frames: Int { raw["frames"] as! Int }
     var s16leSHA256: String? { raw["s16leSHA256"] as? String }
     var f32leSHA256: String? { raw["f32leSHA256"] as? String }
+    var header: [String: Any] { raw["header"] as? [String: Any] ?? [:] }
+    var dataOffset: Int? { header["dataOffset"] as? Int }
+    var dataSize: Int? { header["dataSize"] as? Int }
     var expected: [String: Any] { raw["expected"] as? [String: Any] ?? [:] }
     var fileType: String? { expected["fileType"] as? String }
     var formatID: String? { expected["formatID"] as? String }

@@ -24,6 +24,10 @@ final class WAVETests: XCTestCase {
             XCTAssertEqual(Int(f.channelsPerFrame), g.channels, path)
             // Frames: ffmpeg decodes whole blocks, so compare the packets' total frames.
             XCTAssertEqual(try file.audioDataPacketCount * Int64(f.framesPerPacket), Int64(g.frames), path)
+            if let off = g.dataOffset { XCTAssertEqual(p.dataOffset, Int64(off), path) }
+            if let size = g.dataSize, size != 0xFFFF_FFFF, size != 0 {
+                XCTAssertEqual(p.audioDataByteCount, Int64(size), path)
+            }
             if let mask = g.channelLayoutMask {
                 XCTAssertEqual(p.channelLayout?.waveChannelMask, UInt32(mask), path)
             }

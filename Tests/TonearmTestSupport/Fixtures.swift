@@ -65,3 +65,9 @@ public func which(_ tool: String) -> String? {
     }
     return nil
 }
+
+/// All packet bytes of the first `count` packets of a file, through AudioFile.
+public func readPacketBytes(_ path: String, count: Int) throws -> [UInt8] {
+    let file = try AudioFile(path: path)
+    return try file.readPacketData(startingAt: 0, count: count).data
+}

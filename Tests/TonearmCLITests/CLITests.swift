@@ -1,0 +1,141 @@
+import XCTest
+import Foundation
+import TonearmCLI
+import Tonearm
+import TonearmTestSupport
+
+/// Runs the CLI in-process and captures what it prints.
+func tonearm(_ args: [String]) -> (code: Int32, out: String, err: String) {
+    var out: [UInt8] = []
+    var err = ""
+    let console = Console(out: { out += $0 }, err: { err += $0 }, stderrIsTerminal: false)
+    let code = TonearmCommand.run(args, console: console)
+    return (code, String(decoding: out, as: UTF8.self), err)
+}
+
+final class CLITests: XCTestCase {
+    let pcm = fixturesDirectory + "/pcm/"
+
+    func testInfoJSONHasExactlyTheDocumentedKeys() throws {
+        let r = tonearm(["info", pcm + "wav_s16le_5.1.wav", "--json"])
+        XCTAssertEqual(r.code, 0, r.err)
+        let obj = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
+        XCTAssertEqual(Set(obj.keys), [
+            "path", "fileType", "fileTypeName", "format", "channelLayout", "audioDataOffset", "audioDataByteCount",
+            "audioPacketCount", "maximumPacketSize", "bitRate", "validFrames", "primingFrames", "remainderFrames",
+            "duration", "durationIsEstimated", "optimized", "info",
+        ])
+        let format = try XCTUnwrap(obj["format"] as? [String: Any])
+        XCTAssertEqual(Set(format.keys), ["formatID", "sampleRate", "channelsPerFrame", "bitsPerChannel", "bytesPerPacket",
+                                          "framesPerPacket", "bytesPerFrame", "formatFlags"])
+        XCTAssertEqual(obj["fileType"] as? String, "WAVE")
+        XCTAssertEqual(format["formatID"] as? String, "lpcm")
+        XCTAssertEqual(format["channelsPerFrame"] as? Int, 6)
+        XCTAssertEqual(format["formatFlags"] as? Int, 12)
+        let golden = try XCTUnwrap(try JSONSerialization.jsonObject(
+            with: Data(contentsOf: URL(fileURLWithPath: pcm + "wav_s16le_5.1.json"))) as? [String: Any])
+        let header = try XCTUnwrap(golden["header"] as? [String: Any])
+        XCTAssertEqual(obj["validFrames"] as? Int, golden["frames"] as? Int)
+        XCTAssertEqual(obj["audioDataOffset"] as? Int, header["dataOffset"] as? Int)
+        XCTAssertEqual(obj["audioDataByteCount"] as? Int, header["dataSize"] as? Int)
+        XCTAssertEqual((obj["channelLayout"] as? [String: Any])?["labels"] as? [String], ["L", "R", "C", "LFE", "Ls", "Rs"])
+    }
+
+    func testInfoTextHasAfinfoLines() {
+        let r = tonearm(["info", pcm + "wav_s16le_mono_16k.wav"])
+        XCTAssertEqual(r.code, 0)
+        XCTAssertTrue(r.out.contains("File type ID:   WAVE"))
+        XCTAssertTrue(r.out.contains("Data format:     1 ch, 16000 Hz, 'lpcm' (0x0000000C) 16-bit little-endian signed integer"))
+        XCTAssertTrue(r.out.contains("audio 16000 valid frames + 0 priming + 0 remainder = 16000"))
+        XCTAssertTrue(r.out.contains("audio data file offset: 44"))
+    }
+
+    func testExitCodesAndErrorMessages() {
+        let notAudio = tonearm(["info", fixturesDirectory + "/README.md"])
+        XCTAssertEqual(notAudio.code, 1)
+        XCTAssertTrue(notAudio.err.hasPrefix("tonearm: \(fixturesDirectory)/README.md: "), notAudio.err)
+        XCTAssertTrue(notAudio.err.contains("('typ?')"), notAudio.err)
+        let missing = tonearm(["info", "/nonexistent.wav"])
+        XCTAssertEqual(missing.code, 1)
+        XCTAssertTrue(missing.err.contains("(-43)"), missing.err)
+        XCTAssertEqual(tonearm(["info", "--bogus"]).code, 64)
+        XCTAssertEqual(tonearm(["frobnicate"]).code, 64)
+        XCTAssertEqual(tonearm([]).code, 64)
+        XCTAssertEqual(tonearm(["packets"]).code, 64)
+        XCTAssertEqual(tonearm(["packets", pcm + "wav_u8_stereo.wav", "--limit", "x"]).code, 64)
+        for command in ["info", "packets", "formats", "convert", "demo"] {
+            let h = tonearm([command, "--help"])
+            XCTAssertEqual(h.code, 0, command)
+            XCTAssertTrue(h.out.hasPrefix("usage: tonearm \(command)"), command)
+        }
+    }
+
+    func testPacketsRows() throws {
+        let r = tonearm(["packets", pcm + "wav_ima_adpcm.wav", "--limit", "3"])
+        XCTAssertEqual(r.code, 0)
+        let rows = r.out.split(separator: "\n")
+        XCTAssertEqual(rows.count, 4)
+        XCTAssertEqual(rows[1], "0\t60\t1024\t1017")
+        XCTAssertEqual(rows[2], "1\t1084\t1024\t1017")
+        let j = tonearm(["packets", pcm + "wav_ima_adpcm.wav", "--json"])
+        let arr = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(j.out.utf8)) as? [[String: Int]])
+        XCTAssertEqual(arr.count, 6)
+        XCTAssertEqual(arr.last?["index"], 5)
+        XCTAssertEqual(tonearm(["packets", pcm + "wav_s16le_mono_16k.wav", "--count"]).out, "16000\n")
+    }
+
+    func testFormatsLists() throws {
+        let r = tonearm(["formats", "--json"])
+        XCTAssertEqual(r.code, 0)
+        let obj = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
+        let types = try XCTUnwrap(obj["fileTypes"] as? [[String: Any]])
+        let wave = try XCTUnwrap(types.first { $0["fileType"] as? String == "WAVE" })
+        XCTAssertEqual(wave["writable"] as? Bool, true)
+        XCTAssertEqual(wave["extensions"] as? [String], ["wav", "wave"])
+    }
+
+    /// `convert` decodes ADPCM and G.711 to 16-bit WAV exactly as ffmpeg decodes them.
+    func testConvertMatchesFFmpegDecode() throws {
+        guard let ffmpeg = which("ffmpeg") else { throw XCTSkip("ffmpeg is not installed") }
+        let dir = makeTemporaryDirectory()
+        for name in ["wav_ima_adpcm.wav", "wav_ms_adpcm.wav", "wav_ulaw.wav", "wav_alaw.wav", "aifc_ima4.aifc",
+                     "caf_ima4.caf", "wav_s24le_stereo.wav", "wav_u8_stereo.wav", "au_s16be.au"] {
+            let input = pcm + name
+            guard fileExists(input) else { continue }
+            let output = "\(dir)/\(name).wav"
+            let r = tonearm(["convert", input, output, "-d", "LEI16"])
+            XCTAssertEqual(r.code, 0, "\(name): \(r.err)")
+            let ours = try runToolData(ffmpeg, ["-v", "error", "-i", output, "-f", "s16le", "-"])
+            let theirs = try runToolData(ffmpeg, ["-v", "error", "-i", input, "-f", "s16le", "-"])
+            XCTAssertEqual(ours.count, theirs.count, name)
+            XCTAssertTrue(ours == theirs, "\(name): decoded samples differ from ffmpeg's")
+        }
+    }
+
+    func testConvertRefusesRateChangeWithFmt() {
+        let dir = makeTemporaryDirectory()
+        let r = tonearm(["convert", pcm + "wav_s16le_mono_16k.wav", dir + "/x.wav", "-d", "LEF32@48000"])
+        XCTAssertEqual(r.code, 1)
+        XCTAssertTrue(r.err.contains("('fmt?')"), r.err)
+        XCTAssertFalse(fileExists(dir + "/x.wav"))
+        XCTAssertEqual(tonearm(["convert", pcm + "wav_s16le_mono_16k.wav", dir + "/x.wav", "-d", "LEQ99"]).code, 64)
+        XCTAssertEqual(tonearm(["convert", pcm + "wav_s16le_mono_16k.wav", dir + "/x.unknown"]).code, 64)
+    }
+
+    func testConvertBetweenPCMLayoutsIsLossless() throws {
+        let dir = makeTemporaryDirectory()
+        let src = pcm + "wav_s24le_stereo.wav"
+        XCTAssertEqual(tonearm(["convert", src, dir + "/a.aif", "-f", "AIFF", "-d", "BEI24"]).code, 0)
+        XCTAssertEqual(tonearm(["convert", dir + "/a.aif", dir + "/b.caf", "-d", "LEF32"]).code, 0)
+        XCTAssertEqual(tonearm(["convert", dir + "/b.caf", dir + "/c.wav", "-d", "LEI24"]).code, 0)
+        let a = try Tonearm_AudioFileData(src), c = try Tonearm_AudioFileData(dir + "/c.wav")
+        XCTAssertEqual(a, c)
+    }
+}
+
+/// All packet bytes of a file.
+func Tonearm_AudioFileData(_ path: String) throws -> [UInt8] {
+    let r = tonearm(["packets", path, "--count"])
+    guard r.code == 0, let n = Int(r.out.trimmingCharacters(in: .whitespacesAndNewlines)) else { return [] }
+    return try readPacketBytes(path, count: n)
+}
