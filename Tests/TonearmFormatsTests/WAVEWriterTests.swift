@@ -97,3 +97,41 @@ final class WAVEWriterTests: XCTestCase {
     }
 }
 
+
+@testable import TonearmFormats
+
+final class RF64SwitchTests: XCTestCase {
+    /// A WAVE writer turns into RF64 when the data outgrows 32-bit sizes. The threshold is
+    /// lowered here so that the test writes kilobytes, not 4 GiB.
+    func testWAVEBecomesRF64PastTheThreshold() throws {
+        let saved = WAVEWriter.rf64Threshold
+        WAVEWriter.rf64Threshold = 1000
+        defer { WAVEWriter.rf64Threshold = saved }
+        let path = makeTemporaryDirectory() + "/big.wav"
+        let format = StreamDescription.pcm(sampleRate: 8000, channels: 1, bits: 16)
+        let data = (0..<3000).map { UInt8($0 % 251) }
+        let out = try AudioFile.create(path: path, type: .wave, format: format)
+        try out.writePackets(data, count: 1500, startingAt: 0)
+        try out.close()
+        let bytes = try readWholeFile(path)
+        XCTAssertEqual(Array(bytes[0..<4]), Array("RF64".utf8))
+        XCTAssertEqual(Array(bytes[12..<16]), Array("ds64".utf8))
+        let back = try AudioFile(path: path)
+        XCTAssertEqual(try back.fileType, .rf64)
+        XCTAssertEqual(try back.audioDataPacketCount, 1500)
+        XCTAssertEqual(try back.readPacketData(startingAt: 0, count: 1500).data, data)
+        if let ffprobe = which("ffprobe") {
+            XCTAssertEqual(try runTool(ffprobe, ["-v", "error", "-count_packets", "-show_entries", "stream=duration_ts",
+                                                "-of", "csv=p=0", path]), "1500")
+        }
+    }
+
+    func testOpenByURL() throws {
+        let path = fixturesDirectory + "/pcm/wav_s16le_mono_16k.wav"
+        guard fileExists(path) else { throw XCTSkip("fixture missing") }
+        XCTAssertEqual(try AudioFile(url: URL(fileURLWithPath: path)).audioDataPacketCount, 16000)
+        XCTAssertThrowsError(try AudioFile(url: URL(string: "https://example.invalid/a.wav")!)) {
+            XCTAssertEqual(($0 as? AudioError)?.code, .unsupportedFileType)
+        }
+    }
+}

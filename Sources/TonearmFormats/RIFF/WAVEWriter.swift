@@ -52,6 +52,8 @@ final class WAVEWriter: FormatWriter {
         return w.bytes
     }
     private var factOffset: Int64?
+    /// Sizes above this need RF64's 64-bit fields (4 GiB − 1); tests lower it.
+    nonisolated(unsafe) static var rf64Threshold = Int64(UInt32.max)
 
     /// The body of a `fmt ` chunk for a format: WAVEFORMATEX, or WAVE_FORMAT_EXTENSIBLE when
     /// there are more than two channels or the valid bits do not fill the container.
@@ -98,7 +100,7 @@ final class WAVEWriter: FormatWriter {
         }
         try handle.truncate(to: end)
         let riffSize = end - 8
-        let needs64 = fileType != .wave || riffSize > Int64(UInt32.max) || s.dataByteCount > Int64(UInt32.max) - 1
+        let needs64 = fileType != .wave || riffSize > WAVEWriter.rf64Threshold || s.dataByteCount > WAVEWriter.rf64Threshold - 1
         if let factOffset {
             try handle.write(le32(UInt32(clamping: s.frameCount)), at: factOffset)
         }
