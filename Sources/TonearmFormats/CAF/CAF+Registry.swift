@@ -3,6 +3,12 @@ import TonearmCore
 extension FormatRegistry {
     /// The CAF file types.
     static func cafTypes() -> [FileTypeInfo] {
-        []
+        [
+            FileTypeInfo(type: .caf, name: "CAF", extensions: ["caf"], mimeTypes: ["audio/x-caf"],
+                         utis: ["com.apple.coreaudio-format"], hfsTypeCodes: ["caff"],
+                         writableFormats: [.linearPCM, .uLaw, .aLaw, .appleIMA4],
+                         parser: { ChunkedParser(format: CAFFormat(), fileType: .caf) },
+                         writer: { f throws(AudioError) in try CAFWriter(format: f) }),
+        ]
     }
 }

@@ -1,0 +1,183 @@
+import TonearmCore
+
+/// Writes CAF: 'desc', then 'chan' and 'kuki' when set, then a 'data' chunk whose size
+/// stays -1 until `finish` patches it; after the data come 'info', 'pakt' and the markers
+/// ('strg' and 'mark').
+///
+/// Linear PCM (integer or float, either byte order, packed), µ-law, A-law and IMA4 are the
+/// formats it encodes for. Packets of any other format are copied as they are (a packet
+/// table is written for variable-size packets), so an AAC or ALAC stream can be rewrapped.
+final class CAFWriter: FormatWriter {
+    private var dataSizeOffset: Int64 = 0
+
+    init(format f: StreamDescription) throws(AudioError) {
+        try CAFWriter.checkWritable(f)
+    }
+
+    static func checkWritable(_ f: StreamDescription) throws(AudioError) {
+        func fail(_ why: String) -> AudioError { AudioError(.unsupportedDataFormat, "CAF cannot hold \(why)") }
+        switch f.formatID {
+        case .linearPCM, .uLaw, .aLaw, .appleIMA4:
+            try requireWritable(f, fileType: .caf, allowed: [.linearPCM, .uLaw, .aLaw, .appleIMA4])
+        default:
+            guard f.sampleRate.isFinite, f.sampleRate > 0, f.channelsPerFrame > 0 else {
+                throw fail("a format with \(f.channelsPerFrame) channels at \(f.sampleRate) Hz")
+            }
+        }
+        guard f.bytesPerPacket <= CAFFormat.maximumBytesPerPacket, f.framesPerPacket <= CAFFormat.maximumFramesPerPacket,
+              f.channelsPerFrame <= 1024
+        else { throw fail("\(f.bytesPerPacket) bytes and \(f.framesPerPacket) frames per packet") }
+        switch f.formatID {
+        case .linearPCM:
+            if !f.isFloat && !f.isSignedInteger { throw fail("unsigned integer PCM") }
+            if f.bytesPerSample * 8 != f.bitsPerChannel { throw fail("\(f.bitsPerChannel)-bit PCM in \(f.bytesPerSample)-byte containers") }
+        case .uLaw, .aLaw:
+            guard f.bytesPerPacket == f.channelsPerFrame, f.framesPerPacket == 1 else {
+                throw fail("G.711 with \(f.bytesPerPacket) bytes per packet for \(f.channelsPerFrame) channels")
+            }
+        case .appleIMA4:
+            guard f.bytesPerPacket == 34 * f.channelsPerFrame, f.framesPerPacket == 64 else {
+                throw fail("IMA4 with \(f.bytesPerPacket) bytes and \(f.framesPerPacket) frames per packet")
+            }
+        default:
+            break
+        }
+    }
+
+    func header(_ s: WriterState) throws(AudioError) -> [UInt8] {
+        var w = ByteWriter()
+        w.write(FourCC("caff"))
+        w.write(UInt16(1))
+        w.write(UInt16(0))
+        CAFWriter.chunk(&w, "desc", CAFWriter.descriptionBody(s.format))
+        if let layout = s.channelLayout { CAFWriter.chunk(&w, "chan", CAFWriter.channelLayoutBody(layout)) }
+        if let cookie = s.magicCookie { CAFWriter.chunk(&w, "kuki", cookie) }
+        w.write(FourCC("data"))
+        dataSizeOffset = Int64(w.bytes.count)
+        w.write(Int64(-1))
+        w.write(UInt32(0))  // edit count
+        return w.bytes
+    }
+
+    func finish(_ s: WriterState, handle: FileHandle) throws(AudioError) {
+        var tail = ByteWriter()
+        if !s.info.isEmpty { CAFWriter.chunk(&tail, "info", CAFWriter.infoBody(s.info)) }
+        let f = s.format
+        if !f.isConstantBitRate || s.packetTableInfo != nil || (f.framesPerPacket > 1 && !f.isPCM) {
+            CAFWriter.chunk(&tail, "pakt", CAFWriter.packetTableBody(s))
+        }
+        if !s.markers.isEmpty {
+            if s.markers.contains(where: { !$0.name.isEmpty }) { CAFWriter.chunk(&tail, "strg", CAFWriter.stringsBody(s.markers)) }
+            CAFWriter.chunk(&tail, "mark", CAFWriter.markersBody(s.markers))
+        }
+        let end = s.dataOffset + s.dataByteCount
+        if !tail.bytes.isEmpty { try handle.write(tail.bytes, at: end) }
+        try handle.truncate(to: end + Int64(tail.bytes.count))
+        var size = ByteWriter()
+        size.write(s.dataByteCount + 4)
+        try handle.write(size.bytes, at: dataSizeOffset)
+    }
+
+    // MARK: Chunk bodies
+
+    static func chunk(_ w: inout ByteWriter, _ id: FourCC, _ body: [UInt8]) {
+        w.write(id)
+        w.write(Int64(body.count))
+        w.write(body)
+    }
+
+    /// The ASBD as CAF stores it; linear PCM flags become CAF's (1 = float, 2 = little-endian).
+    static func descriptionBody(_ f: StreamDescription) -> [UInt8] {
+        var w = ByteWriter()
+        w.writeFloat64(f.sampleRate)
+        w.write(f.formatID.rawValue)
+        var flags = f.formatFlags.rawValue
+        if f.isPCM { flags = (f.isFloat ? 1 : 0) | (f.isBigEndian ? 0 : 2) }
+        w.write(flags)
+        w.write(f.bytesPerPacket)
+        w.write(f.framesPerPacket)
+        w.write(f.channelsPerFrame)
+        w.write(f.bitsPerChannel)
+        return w.bytes
+    }
+
+    static func channelLayoutBody(_ l: ChannelLayout) -> [UInt8] {
+        var w = ByteWriter()
+        w.write(l.tag.rawValue)
+        w.write(l.bitmap.rawValue)
+        w.write(UInt32(l.descriptions.count))
+        for d in l.descriptions {
+            w.write(d.label.rawValue)
+            w.write(d.flags)
+            for i in 0..<3 { w.writeFloat32(i < d.coordinates.count ? d.coordinates[i] : 0) }
+        }
+        return w.bytes
+    }
+
+    static func infoBody(_ info: InfoDictionary) -> [UInt8] {
+        var w = ByteWriter()
+        w.write(UInt32(info.count))
+        for (key, value) in info {
+            w.write(Array(key.utf8)); w.write([0])
+            w.write(Array(value.utf8)); w.write([0])
+        }
+        return w.bytes
+    }
+
+    /// Counts, then each packet's size (when sizes vary) and frames (when frames vary), as
+    /// big-endian base-128 numbers whose high bit says that more bytes follow.
+    static func packetTableBody(_ s: WriterState) -> [UInt8] {
+        let f = s.format
+        var w = ByteWriter()
+        let total = s.frameCount
+        let info = s.packetTableInfo ?? PacketTableInfo(numberValidFrames: total)
+        w.write(s.packetCount)
+        w.write(info.numberValidFrames)
+        w.write(info.primingFrames)
+        w.write(info.remainderFrames)
+        if f.bytesPerPacket == 0 || f.framesPerPacket == 0 {
+            for d in s.packetDescriptions {
+                if f.bytesPerPacket == 0 { writeVarint(&w, d.dataByteSize) }
+                if f.framesPerPacket == 0 { writeVarint(&w, d.variableFramesInPacket) }
+            }
+        }
+        return w.bytes
+    }
+
+    static func writeVarint(_ w: inout ByteWriter, _ value: UInt32) {
+        var groups: [UInt8] = [UInt8(value & 0x7F)]
+        var v = value >> 7
+        while v > 0 {
+            groups.append(UInt8(v & 0x7F) | 0x80)
+            v >>= 7
+        }
+        w.write(groups.reversed())
+    }
+
+    static func stringsBody(_ markers: [AudioFileMarker]) -> [UInt8] {
+        var ids = ByteWriter()
+        var text: [UInt8] = []
+        let named = markers.filter { !$0.name.isEmpty }
+        ids.write(UInt32(named.count))
+        for m in named {
+            ids.write(UInt32(bitPattern: m.markerID))
+            ids.write(Int64(text.count))
+            text += Array(m.name.utf8) + [0]
+        }
+        return ids.bytes + text
+    }
+
+    static func markersBody(_ markers: [AudioFileMarker]) -> [UInt8] {
+        var w = ByteWriter()
+        w.write(UInt32(0))  // kCAF_SMPTE_TimeTypeNone
+        w.write(UInt32(markers.count))
+        for m in markers {
+            w.write(UInt32(0))  // kCAFMarkerType_Generic
+            w.writeFloat64(m.framePosition)
+            w.write(m.markerID)
+            w.write([UInt8](repeating: 0, count: 8))  // SMPTE time
+            w.write(UInt32(0))  // channel: all
+        }
+        return w.bytes
+    }
+}
