@@ -61,10 +61,14 @@ public protocol ChunkedFormat {
                             properties: inout FileProperties) throws(AudioError) -> (start: Int64, layout: DataLayout)
     /// Called at the end of the stream with what was found, to check that nothing required is missing.
     func finish(_ properties: inout FileProperties) throws(AudioError)
+    /// The most bytes of audio the format's own header allows (AIFF's COMM frame count),
+    /// when it limits the audio chunk; nil when the chunk's size alone decides.
+    func audioByteLimit(_ properties: FileProperties) -> Int64?
 }
 
 extension ChunkedFormat {
     public func finish(_ properties: inout FileProperties) throws(AudioError) {}
+    public func audioByteLimit(_ properties: FileProperties) -> Int64? { nil }
 }
 
 /// The incremental parser shared by every chunked format.
@@ -235,7 +239,7 @@ public final class ChunkedParser<Format: ChunkedFormat>: PropertyStoringParser {
             if end - input.offset <= Int64(input.count) { return .consume(Int(end - input.offset)) }
             return .seek(to: end)
         }
-        if end - input.offset <= Int64(input.count) && end > input.offset { return .consume(Int(end - input.offset)) }
+        if end - input.offset <= Int64(input.count) && end >= input.offset { return .consume(Int(end - input.offset)) }
         return .seek(to: end)
     }
 
@@ -253,6 +257,9 @@ public final class ChunkedParser<Format: ChunkedFormat>: PropertyStoringParser {
         var end: Int64? = chunk.bodySize.map { bodyStart + $0 }
         if let total = input.sourceSize, let e = end, e > total { end = total }  // truncated file: use what is there
         if end == nil, let total = input.sourceSize { end = total }
+        if let limit = format.audioByteLimit(properties), limit < Int64.max - start {
+            end = min(end ?? start + limit, start + limit)
+        }
         var r = Region(start: start, end: end, layout: layout)
         r.chunkEnd = chunk.bodySize.map { bodyStart + padded($0) }
         switch layout {

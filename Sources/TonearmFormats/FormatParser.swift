@@ -145,7 +145,8 @@ public struct ConstantPacketRegion: Sendable {
         if misalign != 0 {
             let drop = bytesPerPacket - misalign
             if available >= Int64(drop) { return .consume(drop) }
-            return input.isEndOfStream ? .consume(Int(available)) : .needMore
+            if input.isEndOfStream { return available > 0 ? .consume(Int(available)) : .finished }
+            return .needMore
         }
         let packets = Int(available / Int64(bytesPerPacket))
         if packets > 0 {

@@ -122,14 +122,6 @@ enum AIFF {
     }
 }
 
-/// How many packets COMM says there are, shared between ``AIFFFormat`` (which reads COMM)
-/// and ``AIFFParser`` (which applies it once the audio data is known).
-final class AIFFPacketLimit {
-    /// COMM's numSampleFrames as packets: frames for PCM and G.711 (one frame per packet),
-    /// packets for IMA4 (AIFC files store the packet count there).
-    var packets: Int64?
-}
-
 /// AIFF and AIFC: `FORM` with 32-bit big-endian chunk sizes, bodies padded to an even length.
 ///
 /// `COMM` gives the format, `SSND` the audio (after its own 8-byte offset and block size).
@@ -142,7 +134,9 @@ public struct AIFFFormat: ChunkedFormat {
 
     private var isAIFC = false
     private var sawCommon = false
-    let limit = AIFFPacketLimit()
+    /// COMM's numSampleFrames as packets: frames for PCM and G.711 (one frame per packet),
+    /// packets for IMA4 (AIFC files store the packet count there).
+    private var commPackets: Int64?
 
     public init() {}
 
@@ -249,8 +243,17 @@ public struct AIFFFormat: ChunkedFormat {
         p.dataFormat = f
         p.dataFormatName = name
         if let l = p.channelLayout, let n = l.numberOfChannels, n != Int(channels) { p.channelLayout = nil }
-        limit.packets = Int64(frames)
+        commPackets = Int64(frames)
         sawCommon = true
+    }
+
+    /// COMM's numSampleFrames and the size of SSND must agree; when they do not, the
+    /// smaller wins. A truncated file holds fewer packets than COMM says, and one whose SSND
+    /// runs past the last frame (padding, junk, a bad size) holds more bytes than frames.
+    public func audioByteLimit(_ p: FileProperties) -> Int64? {
+        guard let packets = commPackets, let bpp = p.dataFormat?.bytesPerPacket, bpp > 0 else { return nil }
+        let (bytes, overflow) = packets.multipliedReportingOverflow(by: Int64(bpp))
+        return overflow ? nil : bytes
     }
 
     public mutating func audioData(_ chunk: ChunkHeader, prefix: inout ByteReader, dataStart: Int64,
@@ -266,74 +269,4 @@ public struct AIFFFormat: ChunkedFormat {
         }
         return (dataStart + offset, .constant(bytesPerPacket: Int(p.dataFormat!.bytesPerPacket)))
     }
-}
-
-/// The AIFF and AIFC parser: the shared ``ChunkedParser`` running ``AIFFFormat``, plus two
-/// things the engine does not do by itself.
-///
-/// - **The frame count.** COMM's numSampleFrames and the size of SSND must agree; when they
-///   do not, the smaller wins. A truncated file holds fewer packets than COMM says, and a
-///   file whose SSND runs past the last frame (padding, junk, a bad size) holds more bytes
-///   than there are frames. So `audioDataPacketCount` is `min(numSampleFrames, packets in
-///   SSND)` (for IMA4, numSampleFrames counts packets), `audioDataByteCount` follows it,
-///   and the push path hands out no packets past that count.
-/// - **Empty chunks.** A chunk with a body of 0 bytes (an empty `ANNO`) in the middle of a
-///   stream makes the engine answer "seek to here"; this steps on instead.
-/// - **A partial last packet.** At the end of a stream cut inside the audio data, the
-///   engine's packet region answers "consume 0" for ever; this ends the stream instead.
-public final class AIFFParser: PropertyStoringParser {
-    private let chunks: ChunkedParser<AIFFFormat>
-    private let limit: AIFFPacketLimit
-    private var limitApplied = false
-
-    public init(fileType: AudioFileTypeID) {
-        let format = AIFFFormat()
-        limit = format.limit
-        chunks = ChunkedParser(format: format, fileType: fileType)
-    }
-
-    public var properties: FileProperties {
-        get { chunks.properties }
-        set { chunks.properties = newValue }
-    }
-    public var isReady: Bool {
-        get { chunks.isReady }
-        set { chunks.isReady = newValue }
-    }
-    public var pendingNotifications: [AudioFilePropertyID] {
-        get { chunks.pendingNotifications }
-        set { chunks.pendingNotifications = newValue }
-    }
-
-    public func step(_ input: ParserInput) throws(AudioError) -> ParseStep {
-        var s = try chunks.step(input)
-        for _ in 0..<8 {
-            // An empty chunk: the engine has moved on to the next header but asked for no bytes
-            // (or, on the push path, to "seek" to where it already is). Step on.
-            if case .consume(0) = s {} else if case .seek(let target) = s, target == input.offset {} else { break }
-            s = try chunks.step(input)
-        }
-        // At the end of a stream whose last packet was partial, the engine's packet region
-        // keeps asking for the rest of it; nothing can come, so this is the end.
-        if case .consume(0) = s, input.isEndOfStream, input.count == 0 { s = .finished }
-        if chunks.isReady && !limitApplied { applyFrameLimit() }
-        guard case .packets(let byteCount, let count, _) = s, let total = properties.audioDataPacketCount,
-              let start = properties.dataOffset, let bpp = properties.dataFormat.map({ Int64($0.bytesPerPacket) }), bpp > 0
-        else { return s }
-        let first = (input.offset - start) / bpp
-        let allowed = Int(max(0, min(Int64(count), total - first)))
-        if allowed == count { return s }
-        if allowed == 0 { return .consume(byteCount) }  // bytes past the last frame
-        return .packets(byteCount: allowed * Int(bpp), packetCount: allowed, descriptions: nil)
-    }
-
-    private func applyFrameLimit() {
-        limitApplied = true
-        guard let commPackets = limit.packets, let f = properties.dataFormat, f.bytesPerPacket > 0 else { return }
-        if let n = properties.audioDataPacketCount, n > commPackets { properties.audioDataPacketCount = commPackets }
-        let bytes = commPackets * Int64(f.bytesPerPacket)
-        if let b = properties.audioDataByteCount, b > bytes { properties.audioDataByteCount = bytes }
-    }
-
-    public func resume(at offset: Int64) throws(AudioError) { try chunks.resume(at: offset) }
 }
