@@ -285,7 +285,6 @@ public final class ChunkedParser<Format: ChunkedFormat>: PropertyStoringParser {
             if bits.isFinite && bits >= 0 && bits < Double(UInt32.max) { properties.bitRate = UInt32(bits) }
         }
         region = r
-        announceAll()
         becomeReady()
         return r
     }
@@ -317,20 +316,6 @@ public final class ChunkedParser<Format: ChunkedFormat>: PropertyStoringParser {
         return .packets(byteCount: bytes, packetCount: descriptions.count, descriptions: descriptions)
     }
 
-    /// The order Apple's parsers announce a PCM file's properties in.
-    private func announceAll() {
-        var ids: [AudioFilePropertyID] = [.fileFormat, .dataFormat]
-        if properties.magicCookie != nil { ids.append(.magicCookieData) }
-        if properties.channelLayout != nil { ids.append(.channelLayout) }
-        if !properties.info.isEmpty { ids.append(.infoDictionary) }
-        if properties.packetTableInfo != nil { ids.append(.packetTableInfo) }
-        if properties.audioDataByteCount != nil { ids.append(.audioDataByteCount) }
-        if properties.audioDataPacketCount != nil { ids.append(.audioDataPacketCount) }
-        if properties.bitRate != nil { ids.append(.bitRate) }
-        ids.append(.dataOffset)
-        if properties.maximumPacketSize != nil { ids.append(.maximumPacketSize) }
-        pendingNotifications.append(contentsOf: ids)
-    }
 
     /// After 'redy', a chunk that changes a property announces it at once.
     private func announceChanges(from old: FileProperties) {

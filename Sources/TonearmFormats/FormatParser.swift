@@ -108,12 +108,39 @@ extension PropertyStoringParser {
         pendingNotifications.append(id)
     }
 
-    /// Announces the data offset, counts and format in Apple's order, then 'redy'.
-    public func becomeReady() {
+    /// Announces every known property in `order`, then 'redy'.
+    public func becomeReady(announcing order: [AudioFilePropertyID] = FileProperties.pcmAnnouncementOrder) {
         guard !isReady else { return }
+        let p = properties
+        for id in order {
+            let known: Bool
+            switch id {
+            case .fileFormat, .dataOffset: known = true
+            case .dataFormat: known = p.dataFormat != nil
+            case .formatList: known = p.formatList != nil
+            case .magicCookieData: known = p.magicCookie != nil
+            case .channelLayout: known = p.channelLayout != nil
+            case .infoDictionary: known = !p.info.isEmpty
+            case .packetTableInfo: known = p.packetTableInfo != nil
+            case .audioDataByteCount: known = p.audioDataByteCount != nil
+            case .audioDataPacketCount: known = p.audioDataPacketCount != nil
+            case .bitRate: known = p.bitRate != nil
+            case .maximumPacketSize: known = p.maximumPacketSize != nil
+            default: known = false
+            }
+            if known { pendingNotifications.append(id) }
+        }
         isReady = true
         pendingNotifications.append(.readyToProducePackets)
     }
+}
+
+extension FileProperties {
+    /// The order in which the PCM-family parsers announce what they know before 'redy'.
+    public static let pcmAnnouncementOrder: [AudioFilePropertyID] = [
+        .fileFormat, .dataFormat, .magicCookieData, .channelLayout, .infoDictionary, .packetTableInfo,
+        .audioDataByteCount, .audioDataPacketCount, .bitRate, .dataOffset, .maximumPacketSize,
+    ]
 }
 
 /// The audio data of a format whose packets all have the same size, cut into whole packets.

@@ -66,33 +66,7 @@ enum AIFF {
         }
     }
 
-    /// The body of a `CHAN` chunk: Apple's AudioChannelLayout, big-endian, as CAF's `chan`.
-    static func readChannelLayout(_ r: inout ByteReader) -> ChannelLayout? {
-        guard let tag = r.readUInt32(), let bitmap = r.readUInt32(), let count = r.readUInt32() else { return nil }
-        guard Int(count) <= r.readableBytes / 20 else { return nil }
-        var descriptions: [ChannelDescription] = []
-        descriptions.reserveCapacity(Int(count))
-        for _ in 0..<Int(count) {
-            let label = r.readUInt32()!, flags = r.readUInt32()!
-            let coordinates = [r.readFloat32()!, r.readFloat32()!, r.readFloat32()!]
-            descriptions.append(ChannelDescription(label: ChannelLabel(rawValue: label), flags: flags, coordinates: coordinates))
-        }
-        return ChannelLayout(tag: ChannelLayout.Tag(rawValue: tag), bitmap: ChannelBitmap(rawValue: bitmap),
-                             descriptions: descriptions)
-    }
 
-    static func channelLayoutBody(_ l: ChannelLayout) -> [UInt8] {
-        var w = ByteWriter()
-        w.write(l.tag.rawValue)
-        w.write(l.bitmap.rawValue)
-        w.write(UInt32(l.descriptions.count))
-        for d in l.descriptions {
-            w.write(d.label.rawValue)
-            w.write(d.flags)
-            for i in 0..<3 { w.writeFloat32(i < d.coordinates.count ? d.coordinates[i] : 0) }
-        }
-        return w.bytes
-    }
 
     /// A pascal string: a count byte, then the text, padded so that the whole is even.
     static func readPascalString(_ r: inout ByteReader) -> String? {
@@ -197,7 +171,7 @@ public struct AIFFFormat: ChunkedFormat {
             guard !text.isEmpty, let key = AIFF.textChunks.first(where: { $0.id == chunk.id })?.key else { return }
             if key == InfoDictionary.comments { AIFFFormat.addComment(text, to: &p.info) } else { p.info[key] = text }
         case "CHAN":
-            guard let layout = AIFF.readChannelLayout(&r) else { return }
+            guard let layout = try? ChannelLayout.readChunk(&r) else { return }
             if let n = layout.numberOfChannels, let f = p.dataFormat, n != Int(f.channelsPerFrame) { return }
             p.channelLayout = layout
         case "ID3 ", "id3 ":

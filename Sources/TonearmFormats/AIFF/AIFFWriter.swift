@@ -90,7 +90,7 @@ final class AIFFWriter: FormatWriter {
         w.write(comm.bytes)
 
         if let layout = s.channelLayout, !AIFFWriter.isPlain(layout, channels: f.channelsPerFrame) {
-            let body = AIFF.channelLayoutBody(layout)
+            let body = layout.chunkBody
             w.write(FourCC("CHAN"))
             w.write(UInt32(body.count))
             w.write(body)

@@ -185,21 +185,9 @@ public final class AUParser: PropertyStoringParser {
         if bits < Double(UInt32.max) { properties.bitRate = UInt32(bits) }
         region = ConstantPacketRegion(start: start, end: end, bytesPerPacket: Int(bpp))
         state = .audio
-        announceAll()
         becomeReady()
     }
 
-    /// The order ``ChunkedParser`` announces a file's properties in.
-    private func announceAll() {
-        var ids: [AudioFilePropertyID] = [.fileFormat, .dataFormat]
-        if !properties.info.isEmpty { ids.append(.infoDictionary) }
-        if properties.audioDataByteCount != nil { ids.append(.audioDataByteCount) }
-        if properties.audioDataPacketCount != nil { ids.append(.audioDataPacketCount) }
-        if properties.bitRate != nil { ids.append(.bitRate) }
-        ids.append(.dataOffset)
-        if properties.maximumPacketSize != nil { ids.append(.maximumPacketSize) }
-        pendingNotifications.append(contentsOf: ids)
-    }
 
     public func resume(at offset: Int64) throws(AudioError) {
         guard isReady, let region else { throw AudioError(.illegalOperation, "cannot resume before the data offset is known") }

@@ -87,7 +87,7 @@ public struct CAFFormat: ChunkedFormat {
         case "kuki":
             p.magicCookie = r.readBytes(r.readableBytes)
         case "chan":
-            p.channelLayout = try CAFFormat.readChannelLayout(&r)
+            p.channelLayout = try ChannelLayout.readChunk(&r)
         case "info":
             try CAFFormat.readInfo(&r, into: &p.info)
         case "strg":
@@ -230,25 +230,6 @@ public struct CAFFormat: ChunkedFormat {
         return (info, table)
     }
 
-    /// Reads a 'chan' body: tag, bitmap, and the channel descriptions.
-    static func readChannelLayout(_ r: inout ByteReader) throws(AudioError) -> ChannelLayout {
-        guard r.readableBytes >= 12 else { throw AudioError(.invalidChunk, "a CAF 'chan' chunk of \(r.readableBytes) bytes") }
-        let tag = ChannelLayout.Tag(rawValue: r.readUInt32()!)
-        let bitmap = ChannelBitmap(rawValue: r.readUInt32()!)
-        let count = r.readUInt32()!
-        guard Int64(count) * 20 <= Int64(r.readableBytes) else {
-            throw AudioError(.invalidChunk, "a CAF 'chan' chunk claims \(count) channel descriptions in \(r.readableBytes) bytes")
-        }
-        var descriptions: [ChannelDescription] = []
-        descriptions.reserveCapacity(Int(count))
-        for _ in 0..<count {
-            let label = ChannelLabel(rawValue: r.readUInt32()!)
-            let flags = r.readUInt32()!
-            let coordinates = [r.readFloat32()!, r.readFloat32()!, r.readFloat32()!]
-            descriptions.append(ChannelDescription(label: label, flags: flags, coordinates: coordinates))
-        }
-        return ChannelLayout(tag: tag, bitmap: bitmap, descriptions: descriptions)
-    }
 
     /// Reads an 'info' body: a count, then NUL-terminated UTF-8 key and value pairs.
     static func readInfo(_ r: inout ByteReader, into info: inout InfoDictionary) throws(AudioError) {

@@ -50,7 +50,7 @@ final class CAFWriter: FormatWriter {
         w.write(UInt16(1))
         w.write(UInt16(0))
         CAFWriter.chunk(&w, "desc", CAFWriter.descriptionBody(s.format))
-        if let layout = s.channelLayout { CAFWriter.chunk(&w, "chan", CAFWriter.channelLayoutBody(layout)) }
+        if let layout = s.channelLayout { CAFWriter.chunk(&w, "chan", layout.chunkBody) }
         if let cookie = s.magicCookie { CAFWriter.chunk(&w, "kuki", cookie) }
         w.write(FourCC("data"))
         dataSizeOffset = Int64(w.bytes.count)
@@ -101,18 +101,6 @@ final class CAFWriter: FormatWriter {
         return w.bytes
     }
 
-    static func channelLayoutBody(_ l: ChannelLayout) -> [UInt8] {
-        var w = ByteWriter()
-        w.write(l.tag.rawValue)
-        w.write(l.bitmap.rawValue)
-        w.write(UInt32(l.descriptions.count))
-        for d in l.descriptions {
-            w.write(d.label.rawValue)
-            w.write(d.flags)
-            for i in 0..<3 { w.writeFloat32(i < d.coordinates.count ? d.coordinates[i] : 0) }
-        }
-        return w.bytes
-    }
 
     static func infoBody(_ info: InfoDictionary) -> [UInt8] {
         var w = ByteWriter()
