@@ -122,7 +122,10 @@ func readWAV(_ path: String) throws -> AudioPayload {
         return AudioPayload(format: f, cookie: nil, data: data)
     case 0x11, 0x02:
         let spb = fmt.count >= 20 ? UInt32(u16le(fmt, 18)) : 0
-        let f = StreamDescription(sampleRate: rate, formatID: tag == 0x11 ? .dviIntelIMA : .microsoftADPCM, bytesPerPacket: align,
+        // Beyond stereo, MS ADPCM's nBlockAlign counts one channel's run (FFmpeg's riff reader
+        // multiplies it by the channels); the decoder takes the whole block.
+        let block = tag == 0x02 && ch > 2 ? align * ch : align
+        let f = StreamDescription(sampleRate: rate, formatID: tag == 0x11 ? .dviIntelIMA : .microsoftADPCM, bytesPerPacket: block,
                                   framesPerPacket: spb, bytesPerFrame: 0, channelsPerFrame: ch, bitsPerChannel: 4)
         return AudioPayload(format: f, cookie: fmt, data: data)
     default:
@@ -201,6 +204,8 @@ func readAIFF(_ path: String) throws -> AudioPayload {
         return AudioPayload(format: .pcm(sampleRate: rate, channels: ch, bits: bits), cookie: nil, data: ssnd)
     case "fl32", "FL32":
         return AudioPayload(format: .pcm(sampleRate: rate, channels: ch, bits: 32, isFloat: true, isBigEndian: true), cookie: nil, data: ssnd)
+    case "fl64", "FL64":
+        return AudioPayload(format: .pcm(sampleRate: rate, channels: ch, bits: 64, isFloat: true, isBigEndian: true), cookie: nil, data: ssnd)
     case "ulaw", "alaw":
         let f = StreamDescription(sampleRate: rate, formatID: compression == "ulaw" ? .uLaw : .aLaw, bytesPerPacket: ch,
                                   framesPerPacket: 1, bytesPerFrame: ch, channelsPerFrame: ch, bitsPerChannel: 8)
@@ -261,6 +266,7 @@ func decodeStream(_ decoder: AudioDecoder, _ data: [UInt8], bytesPerPacket: Int,
                   interleaved: Bool = true, packetsPerCall: Int = 50, useDescriptions: Bool = false) throws -> [UInt8]
 {
     let channels = Int(decoder.inputFormat.channelsPerFrame)
+    let packetsPerCall = max(1, min(packetsPerCall, (data.count + bytesPerPacket - 1) / bytesPerPacket))
     let buffer = PCMBuffer(commonFormat: sampleFormat, sampleRate: decoder.inputFormat.sampleRate, channels: channels,
                            interleaved: interleaved, frameCapacity: packetsPerCall * decoder.maximumFramesPerPacket)
     var out: [UInt8] = []
