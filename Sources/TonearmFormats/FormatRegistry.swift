@@ -11,6 +11,10 @@ public struct FileTypeInfo: Sendable {
     public let hfsTypeCodes: [FourCC]
     /// Data formats a writer of this type accepts, as afconvert -hf lists them.
     public let writableFormats: [AudioFormatID]
+    /// Recognises the type from a file's first bytes (at most ``FormatRegistry/probeSize``):
+    /// `.match` (possibly of a sibling type, as RIFF answers RF64), `.noMatch`, or
+    /// `.needMore` while too few bytes have arrived. Nil for a type without magic.
+    public let magic: (@Sendable (_ head: [UInt8], _ isEndOfStream: Bool) -> ProbeResult)?
     let makeParser: @Sendable () -> FormatParser
     let makeWriter: (@Sendable (StreamDescription) throws(AudioError) -> FormatWriter)?
 
@@ -19,6 +23,7 @@ public struct FileTypeInfo: Sendable {
 
     public init(type: AudioFileTypeID, name: String, extensions: [String], mimeTypes: [String], utis: [String] = [],
                 hfsTypeCodes: [FourCC] = [], writableFormats: [AudioFormatID] = [],
+                magic: (@Sendable (_ head: [UInt8], _ isEndOfStream: Bool) -> ProbeResult)? = nil,
                 parser: @escaping @Sendable () -> FormatParser,
                 writer: (@Sendable (StreamDescription) throws(AudioError) -> FormatWriter)? = nil)
     {
@@ -29,6 +34,7 @@ public struct FileTypeInfo: Sendable {
         self.utis = utis
         self.hfsTypeCodes = hfsTypeCodes
         self.writableFormats = writableFormats
+        self.magic = magic
         makeParser = parser
         makeWriter = writer
     }
@@ -73,27 +79,38 @@ public enum FormatRegistry {
 
     /// Bytes the probe wants to see to be sure.
     public static let probeSize = 64
+    /// Bytes every probe sees before a stream is refused.
+    public static let minimumProbeSize = 12
 
-    /// Identifies a file from its first bytes (magic numbers only).
+    /// Identifies a file from its first bytes (magic numbers only), asking each registered
+    /// type in order; the first match wins.
     public static func probe(_ head: [UInt8], isEndOfStream: Bool = false) -> ProbeResult {
-        func at(_ i: Int, _ s: String) -> Bool {
-            let b = Array(s.utf8)
-            return head.count >= i + b.count && Array(head[i..<i + b.count]) == b
+        // Every magic gets at least this many bytes before anyone says no.
+        if head.count < minimumProbeSize && !isEndOfStream { return .needMore }
+        var wantsMore = false
+        for info in registered {
+            switch info.magic?(head, isEndOfStream) {
+            case .match(let t): return .match(t)
+            case .needMore: wantsMore = true
+            case .noMatch, nil: break
+            }
         }
-        if head.count < 12 && !isEndOfStream { return .needMore }
-        if at(0, "RIFF") || at(0, "RF64") || at(0, "BW64") {
-            if at(8, "WAVE") { return .match(at(0, "RIFF") ? .wave : at(0, "RF64") ? .rf64 : .bw64) }
-            return .noMatch
+        return wantsMore && !isEndOfStream && head.count < probeSize ? .needMore : .noMatch
+    }
+
+    /// True when `head` has `text`'s bytes at `offset`.
+    public static func bytes(_ head: [UInt8], at offset: Int, are text: String) -> Bool {
+        let b = Array(text.utf8)
+        return head.count >= offset + b.count && head[offset..<offset + b.count].elementsEqual(b)
+    }
+
+    /// The magic of a container whose first four bytes name it and whose bytes 8–11 name
+    /// the form (RIFF/WAVE, FORM/AIFF): `.needMore` until 12 bytes are there.
+    public static func formMagic(_ head: [UInt8], _ isEndOfStream: Bool, _ pairs: [(String, String, AudioFileTypeID)]) -> ProbeResult {
+        for (container, form, type) in pairs where bytes(head, at: 0, are: container) {
+            if head.count < 12 { return isEndOfStream ? .noMatch : .needMore }
+            if bytes(head, at: 8, are: form) { return .match(type) }
         }
-        if at(0, "FORM") {
-            if at(8, "AIFF") { return .match(.aiff) }
-            if at(8, "AIFC") { return .match(.aifc) }
-            return .noMatch
-        }
-        if at(0, "caff") { return .match(.caf) }
-        if at(0, ".snd") { return .match(.next) }
-        if head.count >= 16 && Array(head[0..<16]) == wave64RIFFGUID { return .match(.wave64) }
-        if head.count < 16 && !isEndOfStream && Array(wave64RIFFGUID.prefix(head.count)) == head { return .needMore }
         return .noMatch
     }
 
@@ -120,9 +137,6 @@ public enum FormatRegistry {
         guard let i = info(for: type) else { throw AudioError(.unsupportedFileType, "file type \(type) is not supported") }
         return i.makeParser()
     }
-
-    static let wave64RIFFGUID: [UInt8] = [0x72, 0x69, 0x66, 0x66, 0x2E, 0x91, 0xCF, 0x11,
-                                          0xA5, 0xD6, 0x28, 0xDB, 0x04, 0xC1, 0x00, 0x00]
 
     nonisolated(unsafe) private static var registered: [FileTypeInfo] = builtinTypes()
 
