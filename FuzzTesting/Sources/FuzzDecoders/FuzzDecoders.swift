@@ -1,9 +1,156 @@
 import FuzzSupport
 import Tonearm
 
-// Placeholder until the decoder fuzzer lands.
+// The built-in decoders on arbitrary bytes. The first bytes choose a codec and its
+// stream description (channels 1–8, sizes, bits, flags, a magic cookie), the output type
+// and layout and how packets are handed over; the rest is packet data.
+//
+// Besides "never crash", two properties are checked: a decode that succeeds wrote exactly
+// the frames its packets hold and no more than the buffer has room for, and decoding into
+// an interleaved and a planar buffer gives the same samples.
+
+private struct Input {
+    var bytes: [UInt8]
+    var position = 0
+    mutating func byte() -> UInt8 {
+        guard position < bytes.count else { return 0 }
+        defer { position += 1 }
+        return bytes[position]
+    }
+    mutating func u16() -> Int { Int(byte()) | Int(byte()) << 8 }
+    mutating func take(_ n: Int) -> [UInt8] {
+        let end = min(bytes.count, position + n)
+        defer { position = end }
+        return Array(bytes[position..<end])
+    }
+    var rest: [UInt8] { position < bytes.count ? Array(bytes[position...]) : [] }
+}
+
+private func description(_ input: inout Input, codec: UInt8, channels: UInt32) -> StreamDescription {
+    switch codec % 6 {
+    case 0, 1:
+        // Linear PCM: any bits and container, any flags; many are refused, which is fine.
+        let bits = UInt32(input.byte() & 63) + 1
+        let container = UInt32(input.byte() & 7) + 1
+        let flags = AudioFormatFlags(rawValue: UInt32(input.byte()) & 0x7F)
+        let perFrame = flags.contains(.isNonInterleaved) ? container : container * channels
+        return StreamDescription(sampleRate: 44100, formatID: .linearPCM, formatFlags: flags, bytesPerPacket: perFrame,
+                                 framesPerPacket: 1, bytesPerFrame: perFrame, channelsPerFrame: channels, bitsPerChannel: bits)
+    case 2:
+        let flags = AudioFormatFlags(rawValue: UInt32(input.byte() & 0x20))
+        let perFrame = flags.contains(.isNonInterleaved) ? 1 : channels
+        return StreamDescription(sampleRate: 8000, formatID: input.byte() & 1 == 0 ? .uLaw : .aLaw, formatFlags: flags,
+                                 bytesPerPacket: perFrame, framesPerPacket: 1, bytesPerFrame: perFrame,
+                                 channelsPerFrame: channels, bitsPerChannel: 8)
+    case 3:
+        let zero = input.byte() & 1 == 0
+        return StreamDescription(sampleRate: 22050, formatID: .appleIMA4, bytesPerPacket: zero ? 0 : 34 * channels,
+                                 framesPerPacket: zero ? 0 : 64, bytesPerFrame: 0, channelsPerFrame: channels, bitsPerChannel: 0)
+    default:
+        let block = UInt32(input.u16() % 4097)
+        let frames = UInt32(input.u16() % 8200)
+        return StreamDescription(sampleRate: 22050, formatID: codec % 6 == 4 ? .dviIntelIMA : .microsoftADPCM,
+                                 bytesPerPacket: block, framesPerPacket: frames, bytesPerFrame: 0, channelsPerFrame: channels,
+                                 bitsPerChannel: input.byte() & 1 == 0 ? 4 : 0)
+    }
+}
+
+/// Decodes `data` in calls of up to `perCall` packets and returns the interleaved bytes,
+/// or nil when a call throws.
+private func decodeAll(_ decoder: AudioDecoder, _ data: [UInt8], packets: Int, bytesPerPacket: Int, perCall: Int,
+                       descriptions: [PacketDescription]?, output: PCMBuffer.CommonFormat, interleaved: Bool) -> [UInt8]?
+{
+    let channels = Int(decoder.inputFormat.channelsPerFrame)
+    let capacity = perCall * decoder.maximumFramesPerPacket
+    let buffer = PCMBuffer(commonFormat: output, sampleRate: 8000, channels: channels, interleaved: interleaved,
+                           frameCapacity: capacity)
+    var out: [UInt8] = []
+    var first = 0
+    while first < packets {
+        let count = min(perCall, packets - first)
+        buffer.frameLength = 0
+        do {
+            if let descriptions {
+                // Described packets index the whole data.
+                let slice = Array(descriptions[first..<first + count])
+                try data.withBytes { (raw) throws(AudioError) in
+                    try decoder.decode(raw, packetCount: count, descriptions: slice, into: buffer)
+                }
+            } else {
+                let start = min(first * bytesPerPacket, data.count)
+                let end = min((first + count) * bytesPerPacket, data.count)
+                try Array(data[start..<end]).withBytes { (raw) throws(AudioError) in
+                    try decoder.decode(raw, packetCount: count, descriptions: nil, into: buffer)
+                }
+            }
+        } catch {
+            precondition(buffer.frameLength == 0, "a failed decode wrote frames")
+            return nil
+        }
+        precondition(buffer.frameLength <= count * decoder.maximumFramesPerPacket, "more frames than maximumFramesPerPacket allows")
+        out += buffer.interleavedBytes()
+        first += count
+    }
+    return out
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzDecoders(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 { 0 }
+public func fuzzDecoders(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    var input = Input(bytes: bytes(data, size))
+    let codec = input.byte()
+    let mode = input.byte()
+    let channels = UInt32(mode & 7) + 1
+    let output: PCMBuffer.CommonFormat = [.int16, .float32, .int32][Int(mode >> 3) % 3]
+    let useDescriptions = mode & 0x40 != 0
+    let perCall = Int(input.byte() & 31) + 1
+    let format = description(&input, codec: codec, channels: channels)
+    let cookieLength = Int(input.byte())
+    let cookie: [UInt8]? = cookieLength < 200 ? nil : input.take(cookieLength - 200)
+    let payload = input.rest
+
+    guard let decoder = try? CodecRegistry.makeDecoder(for: format, magicCookie: cookie, output: output),
+          let twin = try? CodecRegistry.makeDecoder(for: format, magicCookie: cookie, output: output)
+    else { return 0 }
+    let f = decoder.inputFormat
+    precondition(decoder.maximumFramesPerPacket > 0 && decoder.maximumFramesPerPacket <= 1 << 24)
+    // Keep the buffers small: libFuzzer's inputs are short anyway.
+    guard perCall * decoder.maximumFramesPerPacket * Int(channels) <= 1 << 22 else { return 0 }
+
+    var bytesPerPacket = Int(f.bytesPerPacket)
+    if f.formatID == .linearPCM || f.formatID == .uLaw || f.formatID == .aLaw {
+        if !f.isInterleaved { bytesPerPacket *= Int(channels) }  // a frame across the planes
+    }
+    guard bytesPerPacket > 0 else { return 0 }
+    var packets = (payload.count + bytesPerPacket - 1) / bytesPerPacket
+    if mode & 0x80 != 0 { packets += 1 }  // one packet too many now and then
+
+    var descriptions: [PacketDescription]?
+    if useDescriptions {
+        // Mostly sane descriptions with the odd one out of range or too short.
+        var d: [PacketDescription] = []
+        var offset = 0
+        var noise = payload.makeIterator()
+        for _ in 0..<packets {
+            let n = noise.next() ?? 0
+            var size = bytesPerPacket
+            var start = offset
+            if n < 8 { size = Int(n) }
+            if n > 250 { start = payload.count - Int(n & 3) }
+            d.append(PacketDescription(startOffset: Int64(start), dataByteSize: UInt32(size)))
+            offset += bytesPerPacket
+        }
+        descriptions = d
+    }
+    // Non-interleaved PCM is decoded in one call: its planes span the whole data.
+    let calls = f.isInterleaved || !(f.formatID == .linearPCM || f.formatID == .uLaw || f.formatID == .aLaw) ? perCall : packets
+    guard calls > 0 else { return 0 }
+    let a = decodeAll(decoder, payload, packets: packets, bytesPerPacket: bytesPerPacket, perCall: calls,
+                      descriptions: descriptions, output: output, interleaved: true)
+    let b = decodeAll(twin, payload, packets: packets, bytesPerPacket: bytesPerPacket, perCall: calls,
+                      descriptions: descriptions, output: output, interleaved: false)
+    precondition(a == b, "interleaved and planar output differ")
+    return 0
+}
 
 @_cdecl("FuzzDecoders_main")
 public func fuzzDecodersMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
