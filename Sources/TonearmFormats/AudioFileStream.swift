@@ -70,6 +70,13 @@ public final class AudioFileStream {
         packetsHandler = packets
     }
 
+    /// Reads a byte range out of order, e.g. with an HTTP Range request. With it, a file that
+    /// keeps its index after the audio (an MP4 whose `moov` follows `mdat`) still plays;
+    /// without it, such a file answers 'optm', as Apple's parser does.
+    public var byteRangeFetcher: ByteRangeFetcher? {
+        didSet { driver?.fetch = byteRangeFetcher }
+    }
+
     /// The parser, once the file type is known.
     var parser: FormatParser? { driver?.parser }
 
@@ -116,6 +123,7 @@ public final class AudioFileStream {
         case .match(let type):
             let parser = try FormatRegistry.makeParser(for: type)
             let d = ParserDriver(parser: parser)
+            d.fetch = byteRangeFetcher
             d.onProperty = { [unowned self] id in
                 var flags: PropertyFlags = [.propertyIsCached]
                 propertyListener(self, id, &flags)
@@ -204,6 +212,20 @@ public final class AudioFileStream {
     /// ByteToPacket ('bypk').
     public func packet(forByte byte: Int64) throws(AudioError) -> (packet: Int64, byteOffsetInPacket: Int64, isEstimated: Bool) {
         try PropertyValue.byteToPacket(byte, properties: try requireParser().properties)
+    }
+
+    /// PreviousIndependentPacket ('pind'): the packet at or before this one where decoding can start.
+    public func previousIndependentPacket(_ packet: Int64) throws(AudioError) -> Int64 {
+        try PropertyValue.independentPacket(packet, next: false, properties: try requireParser().properties)
+    }
+    /// NextIndependentPacket ('nind').
+    public func nextIndependentPacket(_ packet: Int64) throws(AudioError) -> Int64 {
+        try PropertyValue.independentPacket(packet, next: true, properties: try requireParser().properties)
+    }
+    /// PacketToRollDistance ('pkrl'): packets to decode before this one for correct output.
+    public func rollDistance(forPacket packet: Int64) throws(AudioError) -> Int64 {
+        _ = packet
+        return try requireParser().properties.rollDistance ?? 0
     }
 
     private func requireParser() throws(AudioError) -> FormatParser {

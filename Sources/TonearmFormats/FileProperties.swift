@@ -59,6 +59,17 @@ public struct AudioFileMarker: Hashable, Sendable {
     }
 }
 
+/// A chapter: where it starts and its title.
+public struct Chapter: Hashable, Sendable {
+    /// Start, in seconds from the beginning of the audio.
+    public var start: Double
+    public var title: String
+    public init(start: Double, title: String) {
+        self.start = start
+        self.title = title
+    }
+}
+
 /// One entry of a format list ('flst'), as Apple's `AudioFormatListItem`.
 public struct AudioFormatListItem: Hashable, Sendable {
     public var format: StreamDescription
@@ -102,6 +113,21 @@ public struct FileProperties: Sendable {
     /// Raw ID3v2 tag bytes, when the file has one.
     public var id3Tag: [UInt8]?
     public var albumArtwork: [UInt8]?
+    /// Chapters (MP4 chpl or chapter tracks, CUE sheets), in order.
+    public var chapters: [Chapter] = []
+    /// True when the packet count, byte count or duration is an estimate (a stream with no
+    /// table, e.g. an MP3 without a Xing header), so that callers can say so.
+    public var isEstimated = false
+    /// Packets a decoder can start at, when not every packet can ('rrap', 'pind', 'nind'):
+    /// sorted packet indices. Nil when every packet is independent.
+    public var independentPackets: [Int64]?
+    /// Packets to decode before a seek target for the output to be right ('pkrl').
+    public var rollDistance: Int64?
+    /// Each packet's presentation time in frames, for formats that give one (MP4, Ogg),
+    /// parallel to `packetTable`.
+    public var packetTimestamps: [Int64]?
+    /// Audio tracks in the file (MP4 may hold several); the properties describe the first.
+    public var trackCount = 1
 
     public init(fileType: AudioFileTypeID) { self.fileType = fileType }
 

@@ -14,10 +14,16 @@ public struct ParserInput {
     public let wantsPackets: Bool
     /// Size of the whole source, when known.
     public let sourceSize: Int64?
+    /// Reads bytes out of order, when the source allows it: always for AudioFile, and for
+    /// AudioFileStream only when its caller gave a ``ByteRangeFetcher`` (HTTP Range). A
+    /// parser that needs data from elsewhere (an MP4 `moov` after `mdat`) calls it, and
+    /// answers 'optm' when it is nil.
+    public let fetch: ByteRangeFetcher?
 
     public init(bytes: UnsafeRawBufferPointer, offset: Int64, isEndOfStream: Bool, canSeek: Bool,
-                wantsPackets: Bool, sourceSize: Int64?)
+                wantsPackets: Bool, sourceSize: Int64?, fetch: ByteRangeFetcher? = nil)
     {
+        self.fetch = fetch
         self.bytes = bytes
         self.offset = offset
         self.isEndOfStream = isEndOfStream
@@ -36,6 +42,9 @@ public struct ParserInput {
         return ByteReader(Array(UnsafeRawBufferPointer(rebasing: bytes[0..<count])))
     }
 }
+
+/// Reads `count` bytes at an absolute offset (fewer only at the end of the data).
+public typealias ByteRangeFetcher = (_ offset: Int64, _ count: Int) throws(AudioError) -> [UInt8]
 
 /// A parser's answer to one step.
 public enum ParseStep: Equatable {

@@ -17,6 +17,8 @@ final class ParserDriver {
 
     var onProperty: (AudioFilePropertyID) -> Void = { _ in }
     var onPackets: (UnsafeRawBufferPointer, Int, [PacketDescription]?) -> Void = { _, _, _ in }
+    /// Out-of-order reads for the parser (see ``ParserInput/fetch``).
+    var fetch: ByteRangeFetcher?
 
     init(parser: FormatParser) { self.parser = parser }
 
@@ -58,6 +60,7 @@ final class ParserDriver {
     /// (all properties, and packets only if `wantsPackets`).
     func pull(from source: MediaSource, wantsPackets: Bool, blockSize: Int = 1 << 16) throws(AudioError) {
         let size = source.size
+        fetch = { offset, count throws(AudioError) in try source.read(at: offset, count: count) }
         var backwardSeeks = 0
         while !isFinished {
             let readAt = offset + Int64(bufferedCount)
@@ -92,7 +95,8 @@ final class ParserDriver {
             let step: ParseStep = try buffer.withBytes { raw throws(AudioError) -> ParseStep in
                 let view = UnsafeRawBufferPointer(rebasing: raw[head...])
                 let input = ParserInput(bytes: view, offset: offset, isEndOfStream: endOfStream && skipRemaining == 0,
-                                        canSeek: canSeek, wantsPackets: wantsPackets, sourceSize: sourceSize)
+                                        canSeek: canSeek, wantsPackets: wantsPackets, sourceSize: sourceSize,
+                                        fetch: fetch)
                 return try parser.step(input)
             }
             deliverNotifications()

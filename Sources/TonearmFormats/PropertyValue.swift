@@ -106,7 +106,7 @@ public enum PropertyValue: Sendable {
             return .packetTableInfo(t)
         case .restrictsRandomAccess:
             guard isReady else { throw unknown() }
-            return .uint32(0)
+            return .uint32(p.independentPackets == nil ? 0 : 1)
         case .averageBytesPerPacket:
             guard let f = p.dataFormat else { throw unknown() }
             if f.bytesPerPacket > 0 { return .double(Double(f.bytesPerPacket)) }
@@ -169,6 +169,18 @@ public enum PropertyValue: Sendable {
             throw AudioError(.invalidPacketOffset, "frame \(frame) is past the end")
         }
         throw AudioError(.valueUnknown, "frames per packet are not known")
+    }
+
+    /// 'pind' and 'nind': the nearest independent packet before (or at) and after a packet.
+    static func independentPacket(_ packet: Int64, next: Bool, properties p: FileProperties) throws(AudioError) -> Int64 {
+        guard packet >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(packet) is negative") }
+        guard let sync = p.independentPackets else { return next ? packet + 1 : packet }
+        if next {
+            guard let n = sync.first(where: { $0 > packet }) else { throw AudioError(.invalidPacketOffset, "no independent packet after \(packet)") }
+            return n
+        }
+        guard let prev = sync.last(where: { $0 <= packet }) else { throw AudioError(.invalidPacketOffset, "no independent packet before \(packet)") }
+        return prev
     }
 
     static func byteToPacket(_ byte: Int64, properties p: FileProperties) throws(AudioError) -> (packet: Int64, byteOffsetInPacket: Int64, isEstimated: Bool) {
