@@ -1,0 +1,8 @@
+import TonearmCore
+
+extension FormatRegistry {
+    /// The ADTS file types.
+    static func adtsTypes() -> [FileTypeInfo] {
+        []
+    }
+}

@@ -1,0 +1,8 @@
+import TonearmCore
+
+extension FormatRegistry {
+    /// The AMR file types.
+    static func amrTypes() -> [FileTypeInfo] {
+        []
+    }
+}

@@ -1,0 +1,8 @@
+import TonearmCore
+
+extension FormatRegistry {
+    /// The FLAC file types.
+    static func flacTypes() -> [FileTypeInfo] {
+        []
+    }
+}

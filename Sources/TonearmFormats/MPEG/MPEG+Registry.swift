@@ -1,0 +1,8 @@
+import TonearmCore
+
+extension FormatRegistry {
+    /// The MPEG file types.
+    static func mpegTypes() -> [FileTypeInfo] {
+        []
+    }
+}

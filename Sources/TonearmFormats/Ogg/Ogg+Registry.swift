@@ -1,0 +1,8 @@
+import TonearmCore
+
+extension FormatRegistry {
+    /// The Ogg file types.
+    static func oggTypes() -> [FileTypeInfo] {
+        []
+    }
+}
