@@ -28,14 +28,14 @@ extension MediaSource {
 
 /// A file read with `pread`, a block at a time, never whole.
 public final class FileSource: MediaSource {
-    public let handle: FileHandle
+    public let handle: POSIXFile
     public let size: Int64?
     public var isSeekable: Bool { true }
     public let mimeType: String? = nil
     public let pathExtension: String?
 
     public init(path: String) throws(AudioError) {
-        handle = try FileHandle(path: path, mode: .read)
+        handle = try POSIXFile(path: path, mode: .read)
         size = try handle.size()
         pathExtension = FileSource.pathExtension(of: path)
     }

@@ -11,7 +11,7 @@ import Darwin
 ///
 /// `pread` and `pwrite` take an offset, so the handle keeps no position of its own
 /// and a reader never loads the whole file.
-public final class FileHandle: @unchecked Sendable {
+public final class POSIXFile: @unchecked Sendable {
     public let fd: Int32
     public let path: String
     private var closed = false
@@ -27,7 +27,7 @@ public final class FileHandle: @unchecked Sendable {
         case .create: flags = O_RDWR | O_CREAT | O_TRUNC
         }
         let fd = open(path, flags | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw FileHandle.errnoError("cannot open", path: path) }
+        guard fd >= 0 else { throw POSIXFile.errnoError("cannot open", path: path) }
         var st = stat()
         if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR {
             _ = close(fd)
@@ -45,7 +45,7 @@ public final class FileHandle: @unchecked Sendable {
     /// Current size of the file in bytes.
     public func size() throws(AudioError) -> Int64 {
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw FileHandle.errnoError("cannot stat", path: path) }
+        guard fstat(fd, &st) == 0 else { throw POSIXFile.errnoError("cannot stat", path: path) }
         return Int64(st.st_size)
     }
 
@@ -56,7 +56,7 @@ public final class FileHandle: @unchecked Sendable {
             let n = pread(fd, buffer.baseAddress! + total, buffer.count - total, off_t(offset) + off_t(total))
             if n < 0 {
                 if errno == EINTR { continue }
-                throw FileHandle.errnoError("read failed", path: path)
+                throw POSIXFile.errnoError("read failed", path: path)
             }
             if n == 0 { break }
             total += n
@@ -71,7 +71,7 @@ public final class FileHandle: @unchecked Sendable {
             let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
             if n < 0 {
                 if errno == EINTR { continue }
-                throw FileHandle.errnoError("write failed", path: path)
+                throw POSIXFile.errnoError("write failed", path: path)
             }
             done += n
         }
@@ -82,7 +82,7 @@ public final class FileHandle: @unchecked Sendable {
     }
 
     public func truncate(to size: Int64) throws(AudioError) {
-        guard ftruncate(fd, off_t(size)) == 0 else { throw FileHandle.errnoError("truncate failed", path: path) }
+        guard ftruncate(fd, off_t(size)) == 0 else { throw POSIXFile.errnoError("truncate failed", path: path) }
     }
 
     static func errnoError(_ what: String, path: String) -> AudioError {

@@ -41,7 +41,7 @@ public final class AudioFile {
     private var isOpen = true
 
     // Writing
-    private var handle: FileHandle?
+    private var handle: POSIXFile?
     private var writer: FormatWriter?
     private var writerState: WriterState?
     private var headerWritten = false
@@ -97,11 +97,11 @@ public final class AudioFile {
         if !flags.contains(.eraseFile) && fileExists(path) {
             throw AudioError(.permissions, "\(path) exists; pass .eraseFile to replace it")
         }
-        let handle = try FileHandle(path: path, mode: .create)
+        let handle = try POSIXFile(path: path, mode: .create)
         return AudioFile(handle: handle, writer: writer, state: WriterState(fileType: type, format: format), path: path)
     }
 
-    private init(handle: FileHandle, writer: FormatWriter, state: WriterState, path: String) {
+    private init(handle: POSIXFile, writer: FormatWriter, state: WriterState, path: String) {
         self.handle = handle
         self.writer = writer
         writerState = state

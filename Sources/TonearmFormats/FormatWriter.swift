@@ -36,7 +36,7 @@ public protocol FormatWriter: AnyObject {
     /// so properties set before then (layout, cookie) go into the header.
     func header(_ state: WriterState) throws(AudioError) -> [UInt8]
     /// Called by `close()`: patches sizes and appends what follows the audio (metadata).
-    func finish(_ state: WriterState, handle: FileHandle) throws(AudioError)
+    func finish(_ state: WriterState, handle: POSIXFile) throws(AudioError)
 }
 
 /// Checks that a format is linear PCM, G.711 or (where allowed) IMA4 and that the writer

@@ -25,7 +25,7 @@ public func readWholeFile(_ path: String) throws -> [UInt8] {
 
 /// Writes bytes to a file (tests only).
 public func writeWholeFile(_ path: String, _ bytes: [UInt8]) throws {
-    let h = try FileHandle(path: path, mode: .create)
+    let h = try POSIXFile(path: path, mode: .create)
     try h.write(bytes, at: 0)
     h.closeNow()
 }

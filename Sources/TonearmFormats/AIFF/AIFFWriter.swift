@@ -119,7 +119,7 @@ final class AIFFWriter: FormatWriter {
         (l.tag == .mono && channels == 1) || (l.tag == .stereo && channels == 2)
     }
 
-    func finish(_ s: WriterState, handle: FileHandle) throws(AudioError) {
+    func finish(_ s: WriterState, handle: POSIXFile) throws(AudioError) {
         var end = s.dataOffset + s.dataByteCount
         if s.dataByteCount & 1 == 1 {
             try handle.write([0], at: end)

@@ -42,7 +42,7 @@ final class AUWriter: FormatWriter {
         return w.bytes
     }
 
-    func finish(_ s: WriterState, handle: FileHandle) throws(AudioError) {
+    func finish(_ s: WriterState, handle: POSIXFile) throws(AudioError) {
         guard s.dataByteCount < Int64(AU.unknownSize) else {
             throw AudioError(.doesNotAllow64BitDataSize, "AU data ends at 4 GiB; this file has \(s.dataByteCount) bytes")
         }

@@ -59,7 +59,7 @@ final class CAFWriter: FormatWriter {
         return w.bytes
     }
 
-    func finish(_ s: WriterState, handle: FileHandle) throws(AudioError) {
+    func finish(_ s: WriterState, handle: POSIXFile) throws(AudioError) {
         var tail = ByteWriter()
         if !s.info.isEmpty { CAFWriter.chunk(&tail, "info", CAFWriter.infoBody(s.info)) }
         let f = s.format

@@ -86,7 +86,7 @@ final class WAVEWriter: FormatWriter {
         return w.bytes
     }
 
-    func finish(_ s: WriterState, handle: FileHandle) throws(AudioError) {
+    func finish(_ s: WriterState, handle: POSIXFile) throws(AudioError) {
         var end = s.dataOffset + s.dataByteCount
         if s.dataByteCount & 1 == 1 {
             try handle.write([0], at: end)

@@ -33,7 +33,7 @@ final class Wave64Writer: FormatWriter {
         return w.bytes
     }
 
-    func finish(_ s: WriterState, handle: FileHandle) throws(AudioError) {
+    func finish(_ s: WriterState, handle: POSIXFile) throws(AudioError) {
         var end = s.dataOffset + s.dataByteCount
         let pad = Int((8 - end % 8) % 8)
         if pad > 0 {
