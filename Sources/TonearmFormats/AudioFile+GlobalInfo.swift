@@ -79,17 +79,17 @@ extension AudioFile {
         var out: [StreamDescription] = []
         for bits: UInt32 in [8, 16, 24, 32] {
             for bigEndian in [false, true] {
-                let d = StreamDescription.pcm(sampleRate: 0, channels: 1, bits: bits, isBigEndian: bigEndian, isSigned: bits > 8 || type != .wave)
+                let d = StreamDescription.pcm(sampleRate: 44100, channels: 1, bits: bits, isBigEndian: bigEndian, isSigned: bits > 8 || type != .wave)
                 if (try? i.makeWriter?(d)) != nil { out.append(d) }
             }
         }
         for bits: UInt32 in [32, 64] {
             for bigEndian in [false, true] {
-                let d = StreamDescription.pcm(sampleRate: 0, channels: 1, bits: bits, isFloat: true, isBigEndian: bigEndian)
+                let d = StreamDescription.pcm(sampleRate: 44100, channels: 1, bits: bits, isFloat: true, isBigEndian: bigEndian)
                 if (try? i.makeWriter?(d)) != nil { out.append(d) }
             }
         }
-        return out.map { var d = $0; d.channelsPerFrame = 0; d.bytesPerFrame = 0; d.bytesPerPacket = 0; return d }
+        return out.map { var d = $0; d.sampleRate = 0; d.channelsPerFrame = 0; d.bytesPerFrame = 0; d.bytesPerPacket = 0; return d }
     }
 
     /// 'alxt': every extension Tonearm knows.
