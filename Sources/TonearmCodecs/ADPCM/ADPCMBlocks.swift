@@ -55,65 +55,86 @@ extension ADPCMBlockDecoder {
 /// Systems", rev. 3.00, 1992).
 enum IMAADPCM {
     /// The quantiser step sizes, indexed 0...88 (the Recommended Practice's table).
-    nonisolated(unsafe) static let steps: UnsafePointer<Int32> = {
-        let values: [Int32] = [
+    static let steps: [Int32] = [
             7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 19, 21, 23, 25, 28, 31, 34, 37, 41, 45,
             50, 55, 60, 66, 73, 80, 88, 97, 107, 118, 130, 143, 157, 173, 190, 209, 230, 253, 279, 307,
             337, 371, 408, 449, 494, 544, 598, 658, 724, 796, 876, 963, 1060, 1166, 1282, 1411, 1552, 1707, 1878, 2066,
             2272, 2499, 2749, 3024, 3327, 3660, 4026, 4428, 4871, 5358, 5894, 6484, 7132, 7845, 8630, 9493, 10442, 11487, 12635, 13899,
             15289, 16818, 18500, 20350, 22385, 24623, 27086, 29794, 32767,
         ]
-        let p = UnsafeMutablePointer<Int32>.allocate(capacity: values.count)
-        p.initialize(from: values, count: values.count)
-        return UnsafePointer(p)
-    }()
 
     static let maximumStepIndex: Int32 = 88
 
     /// The step index change for a code: −1 for magnitudes 0–3, then +2, +4, +6, +8.
-    @inline(__always)
-    static func indexAdjustment(_ code: UInt8) -> Int32 {
-        let magnitude = Int32(code & 7)
-        return magnitude < 4 ? -1 : 2 &* (magnitude &- 3)
+    static func indexAdjustment(_ code: Int) -> Int {
+        let magnitude = code & 7
+        return magnitude < 4 ? -1 : 2 * (magnitude - 3)
     }
+
+    /// The decoder's arithmetic as tables, one row of 16 codes per step index, so that a
+    /// sample costs two loads, an add and a clamp, with no branch to mispredict.
+    struct Tables {
+        /// The signed difference for (index, code), built from the code bits as the
+        /// Recommended Practice's decoder does: step/8 + step·b2 + step/2·b1 + step/4·b0.
+        /// Apple's IMA4 decoder and FFmpeg's `adpcm_ima_qt` use this form.
+        let bitwise: UnsafePointer<Int32>
+        /// The same difference computed as ((2·magnitude + 1)·step) / 8, which rounds
+        /// differently in its low bit. FFmpeg's `adpcm_ima_wav` decodes WAV IMA ADPCM this
+        /// way, so the WAV decoder does too, to match it bit for bit.
+        let multiply: UnsafePointer<Int32>
+        /// 16 × the next step index for (index, code), clamped to 0...88: the next row.
+        let nextRow: UnsafePointer<UInt16>
+    }
+
+    nonisolated(unsafe) static let tables: Tables = {
+        let rows = Int(maximumStepIndex) + 1
+        let bitwise = UnsafeMutablePointer<Int32>.allocate(capacity: rows * 16)
+        let multiply = UnsafeMutablePointer<Int32>.allocate(capacity: rows * 16)
+        let nextRow = UnsafeMutablePointer<UInt16>.allocate(capacity: rows * 16)
+        for index in 0..<rows {
+            let step = steps[index]
+            for code in 0..<16 {
+                var b = step >> 3
+                if code & 4 != 0 { b += step }
+                if code & 2 != 0 { b += step >> 1 }
+                if code & 1 != 0 { b += step >> 2 }
+                let m = ((2 * Int32(code & 7) + 1) * step) >> 3
+                let negative = code & 8 != 0
+                bitwise[index * 16 + code] = negative ? -b : b
+                multiply[index * 16 + code] = negative ? -m : m
+                nextRow[index * 16 + code] = UInt16(min(max(index + indexAdjustment(code), 0), rows - 1) * 16)
+            }
+        }
+        return Tables(bitwise: UnsafePointer(bitwise), multiply: UnsafePointer(multiply), nextRow: UnsafePointer(nextRow))
+    }()
 }
 
-/// One channel's IMA predictor and step index.
+/// One channel's IMA predictor and step index (kept as its table row, 16 × the index).
 struct IMAChannelState {
     var predictor: Int32 = 0
-    var stepIndex: Int32 = 0
+    var row: Int = 0
 
-    /// The Recommended Practice's decoder: the difference is built from the code bits as
-    /// step/8 + step·b2 + step/2·b1 + step/4·b0. Apple's IMA4 decoder and FFmpeg's
-    /// `adpcm_ima_qt` use this form.
-    @inline(__always)
-    mutating func expandBitwise(_ code: UInt8, steps: UnsafePointer<Int32>) -> Int16 {
-        let step = steps[Int(stepIndex)]
-        var diff = step &>> 3
-        if code & 4 != 0 { diff &+= step }
-        if code & 2 != 0 { diff &+= step &>> 1 }
-        if code & 1 != 0 { diff &+= step &>> 2 }
-        return finish(code, diff)
+    init() {}
+
+    init(predictor: Int32, stepIndex: Int32) {
+        self.predictor = predictor
+        row = Int(stepIndex) &* 16
     }
 
-    /// The same quantity computed as ((2·magnitude + 1)·step) / 8, which rounds differently
-    /// in its low bit. FFmpeg's `adpcm_ima_wav` decodes WAV IMA ADPCM this way, so this
-    /// decoder does too, to match it bit for bit.
-    @inline(__always)
-    mutating func expandMultiply(_ code: UInt8, steps: UnsafePointer<Int32>) -> Int16 {
-        let step = steps[Int(stepIndex)]
-        let diff = ((2 &* Int32(code & 7) &+ 1) &* step) &>> 3
-        return finish(code, diff)
-    }
+    var stepIndex: Int32 { Int32(truncatingIfNeeded: row &>> 4) }
 
+    /// Expands one 4-bit code with a difference table of ``IMAADPCM/Tables``.
     @inline(__always)
-    private mutating func finish(_ code: UInt8, _ diff: Int32) -> Int16 {
-        let p = code & 8 != 0 ? predictor &- diff : predictor &+ diff
-        predictor = min(max(p, -32768), 32767)
-        stepIndex = min(max(stepIndex &+ IMAADPCM.indexAdjustment(code), 0), IMAADPCM.maximumStepIndex)
+    mutating func expand(_ code: UInt8, _ differences: UnsafePointer<Int32>, _ nextRow: UnsafePointer<UInt16>) -> Int16 {
+        let k = row &+ Int(code)
+        predictor = clampToInt16(predictor &+ differences[k])
+        row = Int(nextRow[k])
         return Int16(truncatingIfNeeded: predictor)
     }
 }
+
+@inline(__always)
+func clampToInt16(_ x: Int32) -> Int32 { min(max(x, -32768), 32767) }
 
 /// Reading little-endian header fields from a checked block.
 extension UnsafeRawPointer {

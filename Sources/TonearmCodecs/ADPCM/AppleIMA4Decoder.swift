@@ -71,7 +71,8 @@ public final class AppleIMA4Decoder: ADPCMBlockDecoder {
     func frames(inBlockOf size: Int) -> Int { Self.framesPerPacket }
 
     func decodeBlock<S: DecodedSample>(_ block: UnsafeRawBufferPointer, frames: Int, into out: SampleWriter<S>) {
-        let steps = IMAADPCM.steps
+        let tables = IMAADPCM.tables
+        let differences = tables.bitwise, nextRow = tables.nextRow
         let base = block.baseAddress!
         for c in 0..<channels {
             let p = base + c &* Self.bytesPerChannelBlock
@@ -80,16 +81,15 @@ public final class AppleIMA4Decoder: ADPCMBlockDecoder {
             let index = Int32(header & 0x7F)
             var s = state[c]
             if s.stepIndex != index || abs(predictor &- s.predictor) > 0x7F {
-                s.predictor = predictor
-                s.stepIndex = index
+                s = IMAChannelState(predictor: predictor, stepIndex: index)
             }
             var d = out.at(channel: c, frame: 0)
             let stride = out.stride
             for k in 2..<Self.bytesPerChannelBlock {
                 let byte = p.byte(at: k)
-                d.pointee = S.fromInt16(s.expandBitwise(byte & 0x0F, steps: steps))
+                d.pointee = S.fromInt16(s.expand(byte & 0x0F, differences, nextRow))
                 d += stride
-                d.pointee = S.fromInt16(s.expandBitwise(byte &>> 4, steps: steps))
+                d.pointee = S.fromInt16(s.expand(byte &>> 4, differences, nextRow))
                 d += stride
             }
             state[c] = s

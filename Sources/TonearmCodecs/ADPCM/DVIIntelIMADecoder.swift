@@ -88,7 +88,8 @@ public final class DVIIntelIMADecoder: ADPCMBlockDecoder {
     }
 
     func decodeBlock<S: DecodedSample>(_ block: UnsafeRawBufferPointer, frames: Int, into out: SampleWriter<S>) {
-        let steps = IMAADPCM.steps
+        let tables = IMAADPCM.tables
+        let differences = tables.multiply, nextRow = tables.nextRow
         let base = block.baseAddress!
         let groupDistance = 4 &* channels
         let fullGroups = (frames &- 1) / 8, rest = (frames &- 1) % 8
@@ -102,9 +103,9 @@ public final class DVIIntelIMADecoder: ADPCMBlockDecoder {
             for _ in 0..<fullGroups {
                 for k in 0..<4 {
                     let byte = g.byte(at: k)
-                    d.pointee = S.fromInt16(s.expandMultiply(byte & 0x0F, steps: steps))
+                    d.pointee = S.fromInt16(s.expand(byte & 0x0F, differences, nextRow))
                     d += stride
-                    d.pointee = S.fromInt16(s.expandMultiply(byte &>> 4, steps: steps))
+                    d.pointee = S.fromInt16(s.expand(byte &>> 4, differences, nextRow))
                     d += stride
                 }
                 g += groupDistance
@@ -112,7 +113,7 @@ public final class DVIIntelIMADecoder: ADPCMBlockDecoder {
             // Only when framesPerPacket stops short of a whole group.
             for j in 0..<rest {
                 let byte = g.byte(at: j &>> 1)
-                d.pointee = S.fromInt16(s.expandMultiply(j & 1 == 0 ? byte & 0x0F : byte &>> 4, steps: steps))
+                d.pointee = S.fromInt16(s.expand(j & 1 == 0 ? byte & 0x0F : byte &>> 4, differences, nextRow))
                 d += stride
             }
         }

@@ -199,15 +199,13 @@ struct MSChannelState {
 
     @inline(__always)
     mutating func expand(_ code: UInt8, _ adaptation: UnsafeBufferPointer<Int>) -> Int16 {
-        let signed = Int(code) - (code & 8 != 0 ? 16 : 0)
+        let signed = Int(Int8(bitPattern: code &<< 4) &>> 4)
         // Division truncates toward zero, as the reference decoder's C does.
-        let predicted = (sample1 &* coefficient1 &+ sample2 &* coefficient2) / 256 + signed &* delta
+        let predicted = (sample1 &* coefficient1 &+ sample2 &* coefficient2) / 256 &+ signed &* delta
         let sample = min(max(predicted, -32768), 32767)
         sample2 = sample1
         sample1 = sample
-        delta = (adaptation[Int(code)] &* delta) &>> 8
-        if delta < 16 { delta = 16 }
-        if delta > Self.maximumDelta { delta = Self.maximumDelta }
+        delta = max(min((adaptation[Int(code)] &* delta) &>> 8, Self.maximumDelta), 16)
         return Int16(truncatingIfNeeded: sample)
     }
 }

@@ -42,21 +42,26 @@ extension Int16: DecodedSample {
     @inline(__always) static func fromJustified(_ v: Int64) -> Int16 { Int16(truncatingIfNeeded: v &>> 48) }
     @inline(__always) static func fromInt16(_ x: Int16) -> Int16 { x }
 
-    /// `av_clip_int16(lrintf(x * 32768))`.
+    /// `av_clip_int16(lrintf(x * 32768))`, without a branch so that loops vectorise.
     @inline(__always) static func fromFloat(_ x: Float) -> Int16 {
-        let y = x * 32768
-        if y >= 32767 { return .max }
-        // (-32768, 32767) rounds into range.
-        if y > -32768 { return Int16(y.rounded(.toNearestOrEven)) }
-        return y.isNaN ? 0 : .min
+        var y = x * 32768
+        y = y == y ? y : 0  // NaN
+        y = y < -32768 ? -32768 : y
+        y = y > 32767 ? 32767 : y
+        // At 1.5 · 2^23 a Float's ulp is 1, so the add rounds half to even and leaves the
+        // integer in the low mantissa bits.
+        let t = y + 0x1.8p23
+        return Int16(truncatingIfNeeded: Int32(bitPattern: t.bitPattern) &- 0x4B40_0000)
     }
 
     /// `av_clip_int16(lrint(x * 32768))`.
     @inline(__always) static func fromDouble(_ x: Double) -> Int16 {
-        let y = x * 32768
-        if y >= 32767 { return .max }
-        if y > -32768 { return Int16(y.rounded(.toNearestOrEven)) }
-        return y.isNaN ? 0 : .min
+        var y = x * 32768
+        y = y == y ? y : 0
+        y = y < -32768 ? -32768 : y
+        y = y > 32767 ? 32767 : y
+        let t = y + 0x1.8p52
+        return Int16(truncatingIfNeeded: Int64(bitPattern: t.bitPattern) &- 0x4338_0000_0000_0000)
     }
 }
 
@@ -71,7 +76,7 @@ extension Int32: DecodedSample {
         let y = x * 0x1p31
         // The largest Float below 2^31 is 2^31 - 128, so [-2^31, 2^31) converts exactly.
         if y >= 0x1p31 { return .max }
-        if y >= -0x1p31 { return Int32(y.rounded(.toNearestOrEven)) }
+        if y >= -0x1p31 { return Int32(roundedToEven(y)) }
         return y.isNaN ? 0 : .min
     }
 
@@ -79,7 +84,24 @@ extension Int32: DecodedSample {
     @inline(__always) static func fromDouble(_ x: Double) -> Int32 {
         let y = x * 0x1p31
         if y >= 2147483647 { return .max }
-        if y > -2147483648 { return Int32(y.rounded(.toNearestOrEven)) }
+        if y > -2147483648 { return Int32(roundedToEven(y)) }
         return y.isNaN ? 0 : .min
     }
+}
+
+/// `x` rounded half to even, as `rint` in the default rounding mode, without a libm call
+/// (x86-64's baseline has no round instruction). Adding and removing 2^23 with x's sign
+/// leaves the nearest integer, because at that magnitude a Float's ulp is 1; anything
+/// already that large is whole.
+@inline(__always)
+func roundedToEven(_ x: Float) -> Float {
+    let magic: Float = x < 0 ? -0x1p23 : 0x1p23
+    return abs(x) < 0x1p23 ? (x + magic) - magic : x
+}
+
+/// The Double twin of ``roundedToEven(_:)-(Float)``, with 2^52.
+@inline(__always)
+func roundedToEven(_ x: Double) -> Double {
+    let magic: Double = x < 0 ? -0x1p52 : 0x1p52
+    return abs(x) < 0x1p52 ? (x + magic) - magic : x
 }
