@@ -101,6 +101,7 @@ public final class ChunkedParser<Format: ChunkedFormat>: PropertyStoringParser {
     private var state: State = .fileHeader
     private var region: Region?
     /// An audio chunk seen before the chunks that describe it (random access only).
+    private var lastChunkOffset: Int64 = -1
     private var deferredAudio: (chunk: ChunkHeader, bodyStart: Int64, prefix: [UInt8])?
 
     /// The largest chunk accepted (2^60 bytes): far beyond any file, small enough that
@@ -139,7 +140,11 @@ public final class ChunkedParser<Format: ChunkedFormat>: PropertyStoringParser {
             if let size = chunk.bodySize, size < 0 || size > ChunkedParser.maximumChunkSize {
                 throw AudioError(.invalidChunk, "chunk \(chunk.id) claims \(size) bytes")
             }
-            properties.chunkIDs.append(chunk.id)
+            // A parser that went back for a deferred audio chunk reads later chunks twice.
+            if input.offset > lastChunkOffset {
+                properties.chunkIDs.append(chunk.id)
+                lastChunkOffset = input.offset
+            }
             let role = format.role(of: chunk)
             state = .body(chunk, role: role)
             return .consume(chunk.headerSize)
