@@ -1,0 +1,108 @@
+import TonearmCore
+
+extension OggParser {
+    /// Where to resume reading so that the packet holding `frame` comes out: granule
+    /// bisection over a source that can be read anywhere (RFC 3533 §5 gives every page the
+    /// granule position where its last whole packet ends).
+    ///
+    /// `frame` counts in the same units as ``OggPacketEntry/pts``: frames at the format's
+    /// rate, 0 being the first frame to play. The answer is the start of the last page of the
+    /// selected stream whose granule position is at or before `frame`: every packet that ends
+    /// on it ends at or before the frame, and the packet holding the frame begins on it or
+    /// after it. Push those bytes with `.discontinuity` (after ``resume(at:)``): the packets of
+    /// that page come first, which also gives a Vorbis decoder the packet it must discard.
+    /// Before the first audio page the answer is the data offset. The search reads about
+    /// log2(size / 64 KiB) windows of 64 KiB, then scans one window. It covers the first
+    /// link of a chained stream.
+    ///
+    /// - Returns: the byte offset, and the granule position (in `pts` units) of the end of
+    ///   that page, nil when the answer is the data offset.
+    public func seekOffset(toFrame frame: Int64, fetch: ByteRangeFetcher, sourceSize: Int64) throws(AudioError)
+        -> (offset: Int64, pageEndPTS: Int64?)
+    {
+        guard isReady, let dataOffset = properties.dataOffset, let serial = selectedSerial else {
+            throw AudioError(.valueUnknown, "the headers have not been read yet")
+        }
+        let preSkip = selectedPreSkip
+        let target = frame &+ preSkip
+        var lo = dataOffset, hi = sourceSize
+        var best: (offset: Int64, granule: Int64)?
+        let window: Int64 = 1 << 16
+        while hi - lo > window {
+            let mid = lo + (hi - lo) / 2
+            guard let (offset, page) = try OggParser.findPage(from: mid, before: hi, serial: serial, fetch: fetch) else {
+                hi = mid
+                continue
+            }
+            if page.granulePosition <= target {
+                best = (offset, page.granulePosition)
+                lo = offset + Int64(page.size)
+            } else {
+                hi = mid
+            }
+        }
+        var at = lo
+        while let (offset, page) = try OggParser.findPage(from: at, before: hi, serial: serial, fetch: fetch) {
+            if page.granulePosition > target { break }
+            best = (offset, page.granulePosition)
+            at = offset + Int64(page.size)
+        }
+        guard let best else { return (dataOffset, nil) }
+        return (best.offset, best.granule &- preSkip)
+    }
+
+    /// The first page of `serial` at or after `from` that begins before `before`, has a
+    /// right CRC and ends a packet (granule position not −1).
+    static func findPage(from: Int64, before: Int64, serial: UInt32, fetch: ByteRangeFetcher) throws(AudioError)
+        -> (Int64, OggPage)?
+    {
+        var at = from
+        let window = 1 << 16
+        while at < before {
+            let bytes = try fetch(at, window + OggPage.maximumSize)
+            if bytes.count < OggPage.minimumHeaderSize { return nil }
+            let result: (Int64, OggPage)?? = bytes.withUnsafeBytes { raw -> (Int64, OggPage)?? in
+                var i = 0
+                while let c = OggPage.nextCapture(in: raw, from: i), c < window, at + Int64(c) < before {
+                    if case .page(let page) = OggPage.scan(UnsafeRawBufferPointer(rebasing: raw[c...])),
+                       page.serial == serial, page.granulePosition >= 0
+                    {
+                        return .some((at + Int64(c), page))
+                    }
+                    i = c + 1
+                }
+                return bytes.count < window ? .some(nil) : nil
+            }
+            if let found = result { return found }
+            at += Int64(window)
+        }
+        return nil
+    }
+
+    /// The granule position of the last page of the selected stream, read from the end of
+    /// the source (at most 1 MiB back): the exact end of a stream that is not chained.
+    public func lastGranulePosition(fetch: ByteRangeFetcher, sourceSize: Int64) throws(AudioError) -> Int64? {
+        guard let serial = selectedSerial else { return nil }
+        var end = sourceSize
+        let step = Int64(1 << 16)
+        while end > max(0, sourceSize - (1 << 20)) {
+            let start = max(0, end - step)
+            let bytes = try fetch(start, Int(end - start) + OggPage.maximumSize)
+            var last: Int64?
+            bytes.withUnsafeBytes { raw in
+                var i = 0
+                while let c = OggPage.nextCapture(in: raw, from: i), start + Int64(c) < end {
+                    if case .page(let page) = OggPage.scan(UnsafeRawBufferPointer(rebasing: raw[c...])),
+                       page.serial == serial, page.granulePosition >= 0
+                    {
+                        last = page.granulePosition
+                    }
+                    i = c + 1
+                }
+            }
+            if let last { return last }
+            end = start
+        }
+        return nil
+    }
+}
