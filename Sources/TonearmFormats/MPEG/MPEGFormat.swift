@@ -1,0 +1,138 @@
+import TonearmCore
+
+/// What the first frame of an MP3 may declare: a Xing ('Xing' for VBR, 'Info' for CBR)
+/// or VBRI header, and the LAME tag that follows a Xing header.
+public struct MPEGVBRHeader: Sendable, Equatable {
+    public enum Kind: String, Sendable { case xing = "Xing", info = "Info", vbri = "VBRI" }
+    public var kind: Kind
+    /// Audio frames, this one not counted.
+    public var frames: Int64?
+    /// Bytes of the stream, this frame included.
+    public var bytes: Int64?
+    /// The Xing table of contents: 100 entries, entry i the byte position (in 256ths of
+    /// `bytes`) at which i percent of the duration is reached.
+    public var toc: [UInt8]?
+    /// The encoder string of a LAME tag (`LAME3.100`, `Lavc59.37`…).
+    public var encoder: String?
+    /// The LAME tag's encoder delay and padding, in samples.
+    public var encoderDelay: Int?
+    public var encoderPadding: Int?
+}
+
+/// MPEG audio (layers I, II and III of MPEG-1, 2 and 2.5) for ``FramedParser``.
+public struct MPEGFormat: FramedFormat {
+    /// The decoder delay of an MP3 decoder (528 samples of the synthesis filter bank plus
+    /// one), which a LAME tag's delay does not include.
+    public static let decoderDelay = 529
+
+    public private(set) var first: MPEGAudioHeader?
+    public private(set) var vbr: MPEGVBRHeader?
+    /// Bytes of the Xing or VBRI frame.
+    private var metadataFrameLength = 0
+
+    public init() {}
+
+    public var headerSize: Int { 4 }
+    public var hasTags: Bool { true }
+    public var announcementOrder: [AudioFilePropertyID] {
+        [.bitRate, .audioDataByteCount, .audioDataPacketCount, .packetTableInfo, .fileFormat, .dataFormat, .dataOffset]
+    }
+    public var packetSizeUpperBound: UInt32 { UInt32(first?.largestFrameLength ?? 2881) }
+
+    public var declared: DeclaredTotals {
+        guard let vbr, let frames = vbr.frames else { return DeclaredTotals() }
+        return DeclaredTotals(packets: frames, bytes: vbr.bytes.map { max(0, $0 - Int64(metadataFrameLength)) })
+    }
+
+    /// Priming and remainder from the LAME tag: the decoder delay is added to the encoder
+    /// delay, and taken from the padding, which already covers it when it is that large.
+    public var gapless: (priming: Int64, remainder: Int64)? {
+        guard let delay = vbr?.encoderDelay, let padding = vbr?.encoderPadding else { return nil }
+        let d = Int64(MPEGFormat.decoderDelay)
+        return (Int64(delay) + d, max(0, Int64(padding) - d))
+    }
+
+    @inline(__always)
+    public func header(at p: UnsafeRawPointer) -> FrameHeader? {
+        guard p.load(as: UInt8.self) == 0xFF, let h = MPEGAudioHeader(loadBE32(p)) else { return nil }
+        return FrameHeader(length: h.frameLength, streamKey: h.streamKey, bitRate: h.bitRate)
+    }
+
+    public func unsupportedStream(at p: UnsafeRawPointer) -> AudioError? {
+        guard MPEGAudioHeader.isFreeFormat(loadBE32(p)) else { return nil }
+        return AudioError(.unsupportedDataFormat, "free-format MPEG audio (bit rate index 0) is not supported")
+    }
+
+    public mutating func firstFrame(_ header: FrameHeader, bytes: UnsafeRawBufferPointer, offset: Int64,
+                                    properties p: inout FileProperties) throws(AudioError) -> FirstFrameRole
+    {
+        guard let h = MPEGAudioHeader(loadBE32(bytes.baseAddress!)) else { throw AudioError.malformed("not an MPEG audio header") }
+        first = h
+        p.fileType = h.fileType
+        p.dataFormat = StreamDescription(sampleRate: Double(h.sampleRate), formatID: h.formatID, bytesPerPacket: 0,
+                                         framesPerPacket: UInt32(h.samplesPerFrame), bytesPerFrame: 0,
+                                         channelsPerFrame: UInt32(h.channels), bitsPerChannel: 0)
+        p.dataFormatName = "\(h.versionName), Layer \(h.layer == 1 ? "I" : h.layer == 2 ? "II" : "III")"
+        guard h.layer == 3, let v = MPEGFormat.vbrHeader(bytes, header: h) else { return .audio }
+        vbr = v
+        metadataFrameLength = bytes.count
+        return .metadata
+    }
+
+    /// Reads a Xing/Info or VBRI header from a whole first frame.
+    public static func vbrHeader(_ frame: UnsafeRawBufferPointer, header h: MPEGAudioHeader) -> MPEGVBRHeader? {
+        func be32(_ i: Int) -> UInt32? {
+            guard i >= 0, i + 4 <= frame.count else { return nil }
+            return UInt32(frame[i]) << 24 | UInt32(frame[i + 1]) << 16 | UInt32(frame[i + 2]) << 8 | UInt32(frame[i + 3])
+        }
+        func text(_ i: Int, _ n: Int) -> String? {
+            guard i >= 0, i + n <= frame.count else { return nil }
+            return String(decoding: UnsafeRawBufferPointer(rebasing: frame[i..<i + n]), as: UTF8.self)
+        }
+        // The Xing header follows the side information (after the CRC when there is one);
+        // some encoders put it where it would be without the CRC, so both are tried.
+        let afterSideInfo = 4 + h.sideInfoSize
+        for start in h.hasCRC ? [afterSideInfo + 2, afterSideInfo] : [afterSideInfo] {
+            guard let id = text(start, 4), id == "Xing" || id == "Info", let flags = be32(start + 4) else { continue }
+            var v = MPEGVBRHeader(kind: id == "Xing" ? .xing : .info)
+            var i = start + 8
+            if flags & 1 != 0 { v.frames = be32(i).map { Int64($0) }; i += 4 }
+            if flags & 2 != 0 { v.bytes = be32(i).map { Int64($0) }; i += 4 }
+            if flags & 4 != 0 {
+                if i + 100 <= frame.count { v.toc = Array(frame[i..<i + 100]) }
+                i += 100
+            }
+            if flags & 8 != 0 { i += 4 }  // quality
+            // The LAME tag: a 9-byte encoder string, then fields; the delays are 3 bytes at 21.
+            if let encoder = text(i, 9), encoder.hasPrefix("LAME") || encoder.hasPrefix("Lavf") || encoder.hasPrefix("Lavc")
+                || encoder.hasPrefix("L3.99"), i + 24 <= frame.count
+            {
+                v.encoder = String(encoder.prefix { $0 != "\0" && $0 != " " }.prefix(9))
+                let a = Int(frame[i + 21]), b = Int(frame[i + 22]), c = Int(frame[i + 23])
+                v.encoderDelay = a << 4 | b >> 4
+                v.encoderPadding = (b & 0x0F) << 8 | c
+            }
+            return v
+        }
+        // VBRI: always 32 bytes after the header.
+        if text(36, 4) == "VBRI", let bytes = be32(46), let frames = be32(50) {
+            var v = MPEGVBRHeader(kind: .vbri)
+            v.bytes = Int64(bytes)
+            v.frames = Int64(frames)
+            return v
+        }
+        return nil
+    }
+
+    /// An estimated byte offset (relative to the first audio frame) for a packet, from the
+    /// Xing table of contents; nil when there is none.
+    public func estimatedOffset(ofPacket packet: Int64) -> Int64? {
+        guard let vbr, let toc = vbr.toc, toc.count == 100, let frames = vbr.frames, frames > 0,
+              let bytes = vbr.bytes, bytes > 0 else { return nil }
+        let percent = min(100, max(0, Double(packet) / Double(frames) * 100))
+        let i = min(99, Int(percent))
+        let a = Double(toc[i]), b = i < 99 ? Double(toc[i + 1]) : 256
+        let fraction = (a + (b - a) * (percent - Double(i))) / 256
+        return max(0, Int64(fraction * Double(bytes)) - Int64(metadataFrameLength))
+    }
+}

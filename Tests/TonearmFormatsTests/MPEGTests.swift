@@ -1,0 +1,224 @@
+import Foundation
+import XCTest
+import Tonearm
+@testable import TonearmFormats
+import TonearmTestSupport
+
+final class MPEGTests: XCTestCase {
+    static var goldens: [SyncKit.Golden] { SyncKit.goldens("mpeg", extensions: ["mp3", "mp2"]) }
+
+    func testEveryMPEGFixture() throws {
+        let goldens = MPEGTests.goldens
+        XCTAssertEqual(goldens.count, 13)
+        for g in goldens { try SyncKit.check(g) }
+    }
+
+    /// The goldens agree with the installed ffprobe, and so does the parser.
+    func testLiveFFprobe() throws {
+        guard which("ffprobe") != nil else { throw XCTSkip("ffprobe is not installed") }
+        for g in MPEGTests.goldens {
+            let live = try XCTUnwrap(SyncKit.liveFFprobe(g.path), g.name)
+            XCTAssertEqual(live.sizes, g.packetSizes, g.name)
+            XCTAssertEqual(live.offsets, g.packetOffsets, g.name)
+        }
+    }
+
+    func testProbeNamesTheLayer() throws {
+        for g in MPEGTests.goldens {
+            let head = Array(try readWholeFile(g.path).prefix(FormatRegistry.probeSize))
+            XCTAssertEqual(FormatRegistry.probe(head, isEndOfStream: false), .match(AudioFileTypeID(FourCC(g.fileType))), g.name)
+        }
+        // Cut before the probe can tell: MPEG says "more" on a prefix of an ID3 header.
+        XCTAssertEqual(FormatRegistry.probe(Array("ID3".utf8) + [3, 0, 0, 0, 0, 0], isEndOfStream: false), .needMore)
+        XCTAssertEqual(FormatRegistry.types(forMIMEType: "audio/mpeg").first, .mp3)
+        XCTAssertEqual(FormatRegistry.types(forExtension: "mp2"), [.mp2])
+        XCTAssertEqual(FormatRegistry.types(forExtension: "mpga"), [.mp3])
+    }
+
+    private func golden(_ name: String) throws -> SyncKit.Golden {
+        try XCTUnwrap(SyncKit.Golden(fixture: fixturesDirectory + "/mpeg/" + name))
+    }
+
+    /// What a stream learns from a Xing/Info frame and the LAME tag, in Apple's order.
+    func testXingOnTheStream() throws {
+        for name in ["lame_vbr_v4.mp3", "lame_cbr128.mp3", "lame_crc.mp3", "lame_mpeg2_22k.mp3", "lame_mpeg25_11k.mp3", "ffmpeg_xing_vbr.mp3"] {
+            let g = try golden(name)
+            let bytes = try readWholeFile(g.path)
+            let r = feed(bytes, pattern: .randomChunks(seed: 11, maximum: 333))
+            XCTAssertNil(r.error, name)
+            XCTAssertEqual(r.notifications, [.bitRate, .audioDataByteCount, .audioDataPacketCount, .packetTableInfo, .fileFormat,
+                                             .dataFormat, .dataOffset, .readyToProducePackets], name)
+            XCTAssertEqual(r.audioDataPacketCount, Int64(try XCTUnwrap(g.xingFrames)), name)
+            XCTAssertEqual(r.audioDataPacketCount, Int64(g.packets), name)
+            let file = try AudioFile(path: g.path)
+            let (_, stream) = try SyncKit.streamPackets(bytes)
+            XCTAssertEqual(try stream.packetTableInfo, try file.packetTableInfo, name)
+            XCTAssertEqual(try stream.packetTableInfo.numberValidFrames, Int64(g.decodedFrames), name)
+            XCTAssertFalse(try XCTUnwrap(stream.properties).isEstimated, name)
+            // The Xing byte count includes the Xing frame; the data starts after it.
+            XCTAssertEqual(r.audioDataByteCount, try file.audioDataByteCount, name)
+        }
+        // MPEG-2 and 2.5 layer III: 576 frames per packet.
+        XCTAssertEqual(try AudioFile(path: try golden("lame_mpeg25_11k.mp3").path).dataFormat.framesPerPacket, 576)
+        XCTAssertEqual(try AudioFile(path: try golden("lame_mpeg2_22k.mp3").path).dataFormat.framesPerPacket, 576)
+        XCTAssertEqual(try AudioFile(path: try golden("ffmpeg_layer2.mp2").path).dataFormat.framesPerPacket, 1152)
+    }
+
+    /// Without a Xing frame a stream knows no totals; a file scans them.
+    func testNoXing() throws {
+        for name in ["lame_no_tag.mp3", "ffmpeg_no_xing.mp3", "ffmpeg_layer2.mp2", "twolame_layer2.mp2"] {
+            let g = try golden(name)
+            let r = feed(try readWholeFile(g.path), pattern: .allAtOnce)
+            XCTAssertNil(r.error, name)
+            XCTAssertNil(r.audioDataPacketCount, name)
+            XCTAssertEqual(r.notifications, [.bitRate, .fileFormat, .dataFormat, .dataOffset, .readyToProducePackets], name)
+            XCTAssertEqual(r.packetSizes, g.packetSizes, name)
+            let file = try AudioFile(path: g.path)
+            XCTAssertEqual(try file.property(.bitRate).uint32(), UInt32(name.contains("layer2") ? 192_000 : 128_000), name)
+        }
+    }
+
+    /// A stream seeks with an estimate (flagged), then resynchronises; the packets after
+    /// the jump are the file's, from the first whole frame at or after the offset.
+    func testStreamSeek() throws {
+        for name in ["lame_vbr_v4.mp3", "tagged_id3v23_ape_id3v1.mp3"] {
+            let g = try golden(name)
+            let bytes = try readWholeFile(g.path)
+            let file = try AudioFile(path: g.path)
+            let table = try XCTUnwrap(try file.properties.packetTable)
+            let dataOffset = Int(try file.dataOffset)
+            var sizes: [Int] = []
+            let stream = AudioFileStream(propertyListener: { _, _, _ in }, packets: { _, _, _, d in
+                sizes += d!.map { Int($0.dataByteSize) }
+            })
+            try stream.parse(Array(bytes[0..<(dataOffset + 3000)]))
+            let target = g.packets * 5 / 8
+            let (offset, flags) = try stream.seek(toPacket: Int64(target))
+            XCTAssertEqual(flags, .offsetIsEstimated, name)
+            sizes = []
+            try stream.parse(Array(bytes[(dataOffset + Int(offset))...]), flags: .discontinuity)
+            try stream.parse(nil)
+            let first = try XCTUnwrap(table.firstIndex { $0.startOffset >= offset }, name)
+            XCTAssertEqual(sizes, table[first...].map { Int($0.dataByteSize) }, name)
+            XCTAssertLessThanOrEqual(abs(first - target), 2, name)
+        }
+    }
+
+    /// The Xing table of contents gives estimated offsets close to the exact ones.
+    func testXingTableOfContents() throws {
+        let g = try golden("lame_vbr_v4.mp3")
+        let bytes = try readWholeFile(g.path)
+        let (_, stream) = try SyncKit.streamPackets(bytes)
+        let parser = try XCTUnwrap(stream.parser as? FramedParser<MPEGFormat>)
+        XCTAssertEqual(parser.format.vbr?.toc?.count, 100)
+        let exact = try XCTUnwrap(try AudioFile(path: g.path).properties.packetTable)
+        var previous: Int64 = -1
+        for i in stride(from: 0, to: exact.count, by: 3) {
+            let (offset, estimated) = try parser.byteOffset(ofPacket: Int64(i))
+            XCTAssertTrue(estimated)
+            XCTAssertGreaterThanOrEqual(offset, previous)
+            previous = offset
+            XCTAssertLessThan(abs(offset - exact[i].startOffset), Int64(bytes.count / 20), "packet \(i)")
+        }
+    }
+
+    /// LAME's 60-second tone at 44.1 kHz: exactly 2,646,000 valid frames, on both paths.
+    func testGaplessSixtySeconds() throws {
+        guard let lame = which("lame") else { throw XCTSkip("lame is not installed") }
+        let dir = makeTemporaryDirectory()
+        let frames = 2_646_000
+        var w = ByteWriter()
+        w.write(FourCC("RIFF")); w.write(UInt32(36 + frames * 4), .little); w.write(FourCC("WAVE"))
+        w.write(FourCC("fmt ")); w.write(UInt32(16), .little); w.write(UInt16(1), .little); w.write(UInt16(2), .little)
+        w.write(UInt32(44100), .little); w.write(UInt32(44100 * 4), .little); w.write(UInt16(4), .little); w.write(UInt16(16), .little)
+        w.write(FourCC("data")); w.write(UInt32(frames * 4), .little)
+        var pcm = [UInt8](repeating: 0, count: frames * 4)
+        for i in 0..<frames {
+            let s = Int16(8000 * sin(2 * Double.pi * 440 * Double(i) / 44100))
+            let u = UInt16(bitPattern: s)
+            pcm[4 * i] = UInt8(u & 0xFF); pcm[4 * i + 1] = UInt8(u >> 8); pcm[4 * i + 2] = UInt8(u & 0xFF); pcm[4 * i + 3] = UInt8(u >> 8)
+        }
+        try writeWholeFile(dir + "/tone.wav", w.bytes + pcm)
+        _ = try runTool(lame, ["--quiet", "-b", "128", dir + "/tone.wav", dir + "/tone.mp3"])
+        let file = try AudioFile(path: dir + "/tone.mp3")
+        let t = try XCTUnwrap(try file.packetTableInfo)
+        XCTAssertEqual(t.numberValidFrames, 2_646_000)
+        XCTAssertEqual(t.primingFrames, 576 + 529)
+        XCTAssertEqual(t.totalFrames, try file.audioDataPacketCount * 1152)
+        XCTAssertEqual(try file.estimatedDuration, 60)
+        let r = feed(try readWholeFile(dir + "/tone.mp3"), pattern: .randomChunks(seed: 6, maximum: 65536))
+        XCTAssertEqual(r.audioDataPacketCount, try file.audioDataPacketCount)
+        let (_, stream) = try SyncKit.streamPackets(try readWholeFile(dir + "/tone.mp3"), chunk: 65536)
+        XCTAssertEqual(try stream.packetTableInfo.numberValidFrames, 2_646_000)
+    }
+
+    /// Layer I: no encoder here writes it, so silent frames are built by hand (all bit
+    /// allocations zero): MPEG-1, 48 kHz, 128 kbit/s, 128 bytes, 384 frames each.
+    func testLayerI() throws {
+        let header: [UInt8] = [0xFF, 0xFF, 0x44, 0x00]
+        XCTAssertEqual(MPEGAudioHeader(0xFFFF_4400)?.frameLength, 128)
+        let bytes = (0..<25).flatMap { _ in header + [UInt8](repeating: 0, count: 124) }
+        XCTAssertEqual(FormatRegistry.probe(Array(bytes.prefix(64))), .match(.mp1))
+        let file = try AudioFile(source: MemorySource(bytes))
+        XCTAssertEqual(try file.fileType, .mp1)
+        XCTAssertEqual(try file.dataFormat.formatID, .mpegLayer1)
+        XCTAssertEqual(try file.dataFormat.framesPerPacket, 384)
+        XCTAssertEqual(try file.dataFormat.sampleRate, 48000)
+        XCTAssertEqual(try file.audioDataPacketCount, 25)
+        XCTAssertNil(dripFeedMismatch(bytes))
+        if which("ffprobe") != nil {
+            let path = try SyncKit.temporaryFile(bytes, name: "layer1.mp1")
+            let live = try XCTUnwrap(SyncKit.liveFFprobe(path))
+            XCTAssertEqual(live.sizes, [Int](repeating: 128, count: 25))
+            XCTAssertEqual(live.offsets, (0..<25).map { $0 * 128 })
+        }
+    }
+
+    /// Headers: every bit rate, rate and layer gives the frame length the standard's
+    /// formula gives, and invalid fields are refused.
+    func testHeaderFields() throws {
+        // MPEG-1 layer III 44.1 kHz 128 kbit/s: 417 bytes, 418 with padding.
+        XCTAssertEqual(MPEGAudioHeader(0xFFFB_9064)?.frameLength, 417)
+        XCTAssertEqual(MPEGAudioHeader(0xFFFB_9264)?.frameLength, 418)
+        // MPEG-1 layer III 32 kHz 320 kbit/s padded: the largest layer III frame, 1441 bytes.
+        XCTAssertEqual(MPEGAudioHeader(0xFFFB_EA00)?.frameLength, 1441)
+        XCTAssertEqual(MPEGAudioHeader(0xFFFB_9064)?.largestFrameLength, 1045)
+        // MPEG-2 layer III 22.05 kHz 64 kbit/s: 72 × 64000 / 22050 = 208.
+        XCTAssertEqual(MPEGAudioHeader(0xFFF3_8064)?.frameLength, 208)
+        XCTAssertEqual(MPEGAudioHeader(0xFFF3_8064)?.samplesPerFrame, 576)
+        // MPEG-2.5 layer III 8 kHz 8 kbit/s: 72 bytes.
+        XCTAssertEqual(MPEGAudioHeader(0xFFE3_18C4)?.frameLength, 72)
+        XCTAssertEqual(MPEGAudioHeader(0xFFE3_18C4)?.sampleRate, 8000)
+        // MPEG-1 layer II 48 kHz 192 kbit/s: 576 bytes.
+        XCTAssertEqual(MPEGAudioHeader(0xFFFD_A400)?.frameLength, 576)
+        // Invalid: version 01, layer 00, bit rate 15, rate 3; free format is not a header.
+        for word: UInt32 in [0xFFEB_9064, 0xFFF9_9064, 0xFFFB_F064, 0xFFFB_9C64, 0xFFFB_0064, 0x7FFB_9064] {
+            XCTAssertNil(MPEGAudioHeader(word), String(word, radix: 16))
+        }
+        XCTAssertTrue(MPEGAudioHeader.isFreeFormat(0xFFFB_0064))
+    }
+
+    /// The raw ID3v2 tag, the info and the artwork on both paths.
+    func testTagsOnBothPaths() throws {
+        let g = try golden("tagged_id3v23_ape_id3v1.mp3")
+        let bytes = try readWholeFile(g.path)
+        let file = try AudioFile(path: g.path)
+        let tag = try XCTUnwrap(try file.properties.id3Tag)
+        XCTAssertEqual(tag, Array(bytes[0..<tag.count]))
+        XCTAssertEqual(bytes[tag.count], 0xFF)  // the Info frame follows the tag
+        XCTAssertLessThan(Int64(tag.count), try file.dataOffset)
+        XCTAssertEqual(try file.property(.id3Tag).data(), tag)
+        XCTAssertEqual(try file.property(.albumArtwork).data().count, 20000)
+        let r = feed(bytes, pattern: .randomChunks(seed: 8, maximum: 2000))
+        for (k, v) in try XCTUnwrap(g.info) { XCTAssertEqual(r.info?[k], v, k) }
+        XCTAssertEqual(try XCTUnwrap(try file.infoDictionary[InfoDictionary.composer]), "APE Composer")
+        // ffprobe reads the same ID3v2 fields.
+        if which("ffprobe") != nil {
+            let out = try runToolData(which("ffprobe")!, ["-v", "fatal", "-of", "json", "-show_format", g.path])
+            let tags = ((try JSONSerialization.jsonObject(with: Data(out)) as? [String: Any])?["format"] as? [String: Any])?["tags"] as? [String: String]
+            XCTAssertEqual(tags?["title"], g.info?[InfoDictionary.title])
+            XCTAssertEqual(tags?["artist"], g.info?[InfoDictionary.artist])
+            XCTAssertEqual(tags?["album"], g.info?[InfoDictionary.album])
+        }
+    }
+}
