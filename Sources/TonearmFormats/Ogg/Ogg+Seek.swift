@@ -48,7 +48,41 @@ extension OggParser {
             at = offset + Int64(page.size)
         }
         guard let best else { return (dataOffset, nil) }
+        // The last page's granule may be short of its packets (end trimming), so a stream
+        // joined there cannot place them in time: answer the page before it instead.
+        if let (_, page) = try OggParser.findPage(from: best.offset, before: best.offset + 1, serial: serial, fetch: fetch),
+           page.isLast, best.granule > 0
+        {
+            return try seekOffset(toFrame: best.granule &- 1 &- preSkip, fetch: fetch, sourceSize: sourceSize)
+        }
+        // A page that begins inside a packet: start one page earlier, where that packet begins.
+        if let (_, page) = try OggParser.findPage(from: best.offset, before: best.offset + 1, serial: serial, fetch: fetch),
+           page.isContinued, let previous = try OggParser.previousPage(before: best.offset, after: dataOffset, serial: serial, fetch: fetch)
+        {
+            return (previous, best.granule &- preSkip)
+        }
         return (best.offset, best.granule &- preSkip)
+    }
+
+    /// The start of the last page of `serial` that ends at or before `end` (and begins at or
+    /// after `after`), searching back at most two windows.
+    static func previousPage(before end: Int64, after: Int64, serial: UInt32, fetch: ByteRangeFetcher) throws(AudioError) -> Int64? {
+        let start = max(after, end - Int64(2 * OggPage.maximumSize))
+        guard start < end else { return nil }
+        let bytes = try fetch(start, Int(end - start))
+        var last: Int64?
+        bytes.withUnsafeBytes { raw in
+            var i = 0
+            while let c = OggPage.nextCapture(in: raw, from: i) {
+                if case .page(let page) = OggPage.scan(UnsafeRawBufferPointer(rebasing: raw[c...])), page.serial == serial {
+                    last = start + Int64(c)
+                    i = c + page.size
+                } else {
+                    i = c + 1
+                }
+            }
+        }
+        return last
     }
 
     /// The first page of `serial` at or after `from` that begins before `before`, has a

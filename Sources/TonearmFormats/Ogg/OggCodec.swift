@@ -46,8 +46,8 @@ enum OggCodecKind: Sendable, Equatable {
 ///   holds them: a byte 2 (packets − 1), the sizes of the first two packets as runs of 255
 ///   ended by a byte below 255, then the three packets.
 /// - Opus ('opus'): the OpusHead packet (RFC 7845 §5.1), as is.
-/// - FLAC ('flac'): the body of an ISO/IEC 14496-12 'dfLa' box: 4 zero bytes (version and
-///   flags), then the STREAMINFO metadata block with its 4-byte header (last-block flag set).
+/// - FLAC ('flac'): as for native FLAC files, the body of an MP4 'dfLa' box: 4 zero bytes
+///   (version and flags), then the STREAMINFO block with its header, marked last.
 /// - Speex ('spx '): the 80-byte Speex header packet, as is.
 struct OggCodec {
     let kind: OggCodecKind
@@ -220,25 +220,17 @@ struct OggCodec {
             guard p[13] & 0x7F == 0, Int(p[14]) << 16 | Int(p[15]) << 8 | Int(p[16]) == 34 else {
                 throw OggCodec.fail("the Ogg FLAC mapping header has no STREAMINFO")
             }
-            let info = Array(p[17..<51])
-            var b = BitReader(info)
-            let minBlock = b.read(16)!, maxBlock = b.read(16)!
-            _ = b.read(24)
-            let maxFrame = b.read(24)!
-            let rate = b.read(20)!, channels = b.read(3)! + 1, bits = b.read(5)! + 1
-            guard rate > 0 else { throw OggCodec.fail("STREAMINFO gives a sample rate of 0") }
-            guard minBlock >= 16 || minBlock == maxBlock, maxBlock >= 16 else {
-                throw OggCodec.fail("STREAMINFO gives block sizes \(minBlock) to \(maxBlock)")
-            }
-            if maxFrame > 0 { maximumPacketSizeHint = UInt32(maxFrame) }
-            sourceBitDepth = Int32(bits)
-            // Apple's FLAC and ALAC formats carry the source depth in the flags.
-            let flags: UInt32 = switch bits { case 16: 1; case 20: 2; case 24: 3; case 32: 4; default: 0 }
-            format = StreamDescription(sampleRate: Double(rate), formatID: .flac, formatFlags: AudioFormatFlags(rawValue: flags),
-                                       bytesPerPacket: 0, framesPerPacket: minBlock == maxBlock ? UInt32(maxBlock) : 0,
-                                       bytesPerFrame: 0, channelsPerFrame: UInt32(channels), bitsPerChannel: 0)
-            channelLayout = OggCodec.flacOrderLayout(channels: Int(channels))
-            cookie = [0, 0, 0, 0, 0x80, 0, 0, 34] + info
+            // The same STREAMINFO reading, format, cookie and layout as native FLAC files.
+            let info = try FLACStreamInfo.read(Array(p[17..<51]))
+            if info.maximumFrameSize > 0 { maximumPacketSizeHint = UInt32(info.maximumFrameSize) }
+            sourceBitDepth = Int32(info.bitsPerSample)
+            format = StreamDescription(sampleRate: Double(info.sampleRate), formatID: .flac,
+                                       formatFlags: AudioFormatFlags(rawValue: info.appleFormatFlags), bytesPerPacket: 0,
+                                       framesPerPacket: info.isFixedBlockSize ? UInt32(info.maximumBlockSize) : 0,
+                                       bytesPerFrame: 0, channelsPerFrame: UInt32(info.channels),
+                                       bitsPerChannel: UInt32(info.bitsPerSample))
+            channelLayout = FLACParser.defaultLayout(channels: info.channels)
+            cookie = info.magicCookie
             flacLastBlockSeen = p[13] & 0x80 != 0
             if flacLastBlockSeen { isComplete = true }
             return
@@ -262,21 +254,6 @@ struct OggCodec {
         }
         if p[0] & 0x80 != 0 { flacLastBlockSeen = true }
         if flacLastBlockSeen || (flacHeaderPackets.map { headers.count >= $0 } ?? false) { isComplete = true }
-    }
-
-    /// FLAC's channel order (the FLAC format's channel assignment), for more than two channels.
-    static func flacOrderLayout(channels: Int) -> ChannelLayout? {
-        let l: [ChannelLabel]
-        switch channels {
-        case 3: l = [.left, .right, .center]
-        case 4: l = [.left, .right, .leftSurround, .rightSurround]
-        case 5: l = [.left, .right, .center, .leftSurround, .rightSurround]
-        case 6: l = [.left, .right, .center, .lfeScreen, .leftSurround, .rightSurround]
-        case 7: l = [.left, .right, .center, .lfeScreen, .centerSurround, .leftSurroundDirect, .rightSurroundDirect]
-        case 8: l = [.left, .right, .center, .lfeScreen, .leftSurround, .rightSurround, .leftSurroundDirect, .rightSurroundDirect]
-        default: return nil
-        }
-        return ChannelLayout(labels: l)
     }
 
     // MARK: Speex (the Speex manual's Ogg header layout, all fields 32-bit little-endian)

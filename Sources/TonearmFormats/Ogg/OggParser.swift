@@ -162,9 +162,10 @@ public final class OggParser: PropertyStoringParser {
         }
     }
 
+    /// Skips to the next capture pattern. Nothing is forgotten here: the next page of the
+    /// stream says, by its sequence number, whether a page of it was lost.
     private func resync(_ input: ParserInput, from: Int) throws(AudioError) -> ParseStep {
         mode = .resync(from: 0)
-        breakContinuity()
         if let i = OggPage.nextCapture(in: input.bytes, from: from) {
             mode = .page
             return i == 0 ? try step(input) : .consume(i)
@@ -212,6 +213,10 @@ public final class OggParser: PropertyStoringParser {
         actionIndex = 0
         mode = .resync(from: 0)
         breakContinuity()
+        link.ended = false
+        link.finalized = false
+        // From the first audio page on, the times are those of the stream's start.
+        if let start = properties.dataOffset, offset <= start, let base = link.base { link.position = base }
     }
 
     /// After lost bytes: the packet being put together is gone, and time is anchored again
@@ -520,9 +525,15 @@ public final class OggParser: PropertyStoringParser {
 
     /// The gapless numbers of the current link, from its granule positions.
     private func packetTableInfo() -> PacketTableInfo {
-        let total = link.totalFrames
         let preSkip = link.codec?.preSkip ?? 0
         let base = link.base ?? 0
+        // From the positions rather than a sum of the packets seen, so that it holds after seeks.
+        var total = max(0, (link.position ?? base &+ link.totalFrames) &- base)
+        if let fpp = link.codec?.format?.framesPerPacket, fpp > 0 {
+            // With a constant frame count (FLAC with fixed blocks, Speex) every packet counts
+            // whole, as for native FLAC: a short last block ends in remainder frames.
+            total = (total + Int64(fpp) - 1) / Int64(fpp) * Int64(fpp)
+        }
         let priming = min(total, preSkip + max(0, -base))
         var valid = total - priming
         if let last = link.lastGranule {
