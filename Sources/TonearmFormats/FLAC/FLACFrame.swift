@@ -143,18 +143,19 @@ public enum FLACCRC {
     }
 
     /// Eight tables of 256 entries for eight bytes at a time: entry `x` of table `k` is the
-    /// CRC of byte `x` followed by `k` zero bytes.
-    static let crc16Tables: [UInt16] = {
-        var t = [UInt16](repeating: 0, count: 8 * 256)
+    /// CRC of byte `x` followed by `k` zero bytes. Entries are 32-bit (the CRC uses the low 16
+    /// bits): whole-register loads and XORs are faster than 16-bit ones.
+    static let crc16Tables: [UInt32] = {
+        var t = [UInt32](repeating: 0, count: 8 * 256)
         for i in 0..<256 {
             var c = UInt16(i) << 8
             for _ in 0..<8 { c = c & 0x8000 != 0 ? (c << 1) ^ 0x8005 : c << 1 }
-            t[i] = c
+            t[i] = UInt32(c)
         }
         for k in 1..<8 {
             for i in 0..<256 {
                 let prev = t[(k - 1) * 256 + i]
-                t[k * 256 + i] = (prev << 8) ^ t[Int(prev >> 8)]
+                t[k * 256 + i] = (prev << 8 & 0xFFFF) ^ t[Int(prev >> 8)]
             }
         }
         return t
@@ -169,36 +170,79 @@ public enum FLACCRC {
         }
     }
 
-    /// The CRC-16 of `count` bytes, continuing from `crc`.
-    public static func crc16(_ crc: UInt16, _ p: UnsafeRawPointer, count: Int) -> UInt16 {
-        crc16Tables.withUnsafeBufferPointer { t in update(crc, p, count, t.baseAddress!) }
-    }
-
-    /// CRC-16 eight bytes at a time, then byte by byte. `t` is ``crc16Tables``.
-    @inline(__always)
-    static func update(_ crc: UInt16, _ p: UnsafeRawPointer, _ count: Int, _ t: UnsafePointer<UInt16>) -> UInt16 {
-        var c = crc
-        var i = 0
-        while i + 8 <= count {
-            // The CRC so far folds into the first two bytes of the block.
-            let v = UInt64(bigEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)) ^ (UInt64(c) << 48)
-            c = t[7 * 256 + Int(v >> 56)] ^ t[6 * 256 + Int((v >> 48) & 0xFF)]
-                ^ t[5 * 256 + Int((v >> 40) & 0xFF)] ^ t[4 * 256 + Int((v >> 32) & 0xFF)]
-                ^ t[3 * 256 + Int((v >> 24) & 0xFF)] ^ t[2 * 256 + Int((v >> 16) & 0xFF)]
-                ^ t[256 + Int((v >> 8) & 0xFF)] ^ t[Int(v & 0xFF)]
-            i += 8
-        }
-        while i < count {
-            c = (c << 8) ^ t[Int((c >> 8) ^ UInt16(p.load(fromByteOffset: i, as: UInt8.self)))]
-            i += 1
-        }
-        return c
-    }
-
     /// One byte.
     @inline(__always)
-    static func update(_ crc: UInt16, byte: UInt8, _ t: UnsafePointer<UInt16>) -> UInt16 {
-        (crc << 8) ^ t[Int((crc >> 8) ^ UInt16(byte))]
+    static func update(_ crc: UInt16, byte: UInt8, _ t: UnsafePointer<UInt32>) -> UInt16 {
+        (crc << 8) ^ UInt16(truncatingIfNeeded: t[Int((crc >> 8) ^ UInt16(byte))])
+    }
+
+    /// Bytes per lane of the three-lane CRC-16.
+    static let lane = 128
+
+    /// Multiplying a CRC-16 by x^(8 × lane) modulo the polynomial, i.e. running it through
+    /// `lane` zero bytes, as two tables (it is linear): entry `x` is the shift of `x << 8`,
+    /// entry `256 + x` the shift of `x`.
+    static let laneShift: [UInt32] = {
+        func zeros(_ value: UInt16) -> UInt32 {
+            var c = value
+            for _ in 0..<lane { c = (c << 8) ^ UInt16(crc16Tables[Int(c >> 8)]) }
+            return UInt32(c)
+        }
+        return (0..<256).map { zeros(UInt16($0) << 8) } + (0..<256).map { zeros(UInt16($0)) }
+    }()
+
+    /// The CRC-16 of `count` bytes, continuing from `crc`.
+    public static func crc16(_ crc: UInt16, _ p: UnsafeRawPointer, count: Int) -> UInt16 {
+        crc16Tables.withUnsafeBufferPointer { t in
+            laneShift.withUnsafeBufferPointer { s in update(crc, p, count, t.baseAddress!, s.baseAddress!) }
+        }
+    }
+
+    /// Eight bytes: the CRC so far folds into the first two, then one lookup per byte.
+    @inline(__always)
+    static func eight(_ c: UInt32, _ p: UnsafeRawPointer, _ t: UnsafePointer<UInt32>) -> UInt32 {
+        let v = UInt64(bigEndian: p.loadUnaligned(as: UInt64.self)) ^ (UInt64(c) << 48)
+        return t[7 * 256 + Int(v >> 56)] ^ t[6 * 256 + Int((v >> 48) & 0xFF)]
+            ^ t[5 * 256 + Int((v >> 40) & 0xFF)] ^ t[4 * 256 + Int((v >> 32) & 0xFF)]
+            ^ t[3 * 256 + Int((v >> 24) & 0xFF)] ^ t[2 * 256 + Int((v >> 16) & 0xFF)]
+            ^ t[256 + Int((v >> 8) & 0xFF)] ^ t[Int(v & 0xFF)]
+    }
+
+    /// CRC-16 over `count` bytes. Long runs go as three independent lanes of ``lane``
+    /// bytes whose CRCs are joined by ``laneShift`` (CRC(A‖B) = CRC(A)·x^(8|B|) ⊕ CRC(B)),
+    /// so that the table lookups of one lane need not wait for the other's; the rest eight
+    /// bytes at a time, then byte by byte. `t` is ``crc16Tables``, `s` ``laneShift``.
+    @inline(__always)
+    static func update(_ crc: UInt16, _ p: UnsafeRawPointer, _ count: Int, _ t: UnsafePointer<UInt32>,
+                       _ s: UnsafePointer<UInt32>) -> UInt16
+    {
+        var c = UInt32(crc)
+        var i = 0
+        let l = 128  // == lane, as a literal so that the offsets below are constants
+        while count - i >= 3 * l {
+            let q = p + i
+            var a = c, b: UInt32 = 0, d: UInt32 = 0
+            var k = 0
+            while k < l {
+                a = eight(a, q + k, t)
+                b = eight(b, q + l + k, t)
+                d = eight(d, q + 2 * l + k, t)
+                k += 8
+            }
+            a = s[Int(a >> 8)] ^ s[256 + Int(a & 0xFF)] ^ b
+            c = s[Int(a >> 8)] ^ s[256 + Int(a & 0xFF)] ^ d
+            i += 3 * l
+        }
+        while i + 8 <= count {
+            c = eight(c, p + i, t)
+            i += 8
+        }
+        var c16 = UInt16(truncatingIfNeeded: c)
+        while i < count {
+            c16 = update(c16, byte: p.load(fromByteOffset: i, as: UInt8.self), t)
+            i += 1
+        }
+        return c16
     }
 }
 
@@ -213,61 +257,68 @@ struct FLACFrameScanner {
         case exhausted
     }
 
-    /// The index of the first byte 0xFF in `p[from..<to]`, or `to`.
+    /// The first index `i` in `from..<to` where a sync code may begin: `p[i]` is 0xFF and
+    /// `p[i + 1]` is 0xF8 or 0xF9, or `p[i]` is 0xFF and the last of the `count` bytes (its
+    /// partner has not arrived). `to` when there is none. Sixteen bytes at a time.
     @inline(__always)
-    static func findFF(_ p: UnsafeRawPointer, from: Int, to: Int) -> Int {
+    static func findSync(_ p: UnsafeRawPointer, from: Int, to: Int, count: Int) -> Int {
         var i = from
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        while i + 8 <= to {
-            // A byte of ~v is zero where v has 0xFF.
-            let x = ~UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-            let z = (x &- ones) & ~x & highs
-            if z != 0 { return i + z.trailingZeroBitCount >> 3 }
-            i += 8
+        let ff = SIMD16<UInt8>(repeating: 0xFF), fe = SIMD16<UInt8>(repeating: 0xFE), f8 = SIMD16<UInt8>(repeating: 0xF8)
+        while i < to && i + 17 <= count {
+            let a = p.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self)
+            let b = p.loadUnaligned(fromByteOffset: i + 1, as: SIMD16<UInt8>.self)
+            let m = (a .== ff) .& ((b & fe) .== f8)
+            if any(m) {
+                for k in 0..<16 where m[k] { return min(i + k, to) }
+            }
+            i += 16
         }
         while i < to {
-            if p.load(fromByteOffset: i, as: UInt8.self) == 0xFF { return i }
+            if p.load(fromByteOffset: i, as: UInt8.self) == 0xFF {
+                if i + 1 == count { return i }
+                if p.load(fromByteOffset: i + 1, as: UInt8.self) & 0xFE == 0xF8 { return i }
+            }
             i += 1
         }
         return to
     }
 
-    /// Scans `p[position..<count]` for the end of the frame that began before `position`.
+    /// Scans for the end of the frame that begins at index `start`.
     ///
-    /// `crc` is the CRC-16 of the frame's bytes before `position`; both move forward as the
-    /// scan goes. Only ends at or after `minimumEnd` and at or before `limit` count. A
-    /// candidate whose header is cut by the end of the bytes stops the scan there unless
-    /// `isEnd` (then it is no header). `accept` judges headers whose CRC-8 is right.
+    /// Candidates are looked for from `searched` on; `crc` is the CRC-16 of the frame's
+    /// bytes up to `crcEnd`, and is brought forward only to candidates whose header is valid
+    /// (their CRC-8 right and `accept` content), so that it runs over long stretches at a
+    /// time. Ends count only at or after `minimumEnd` and at or before `limit`. A candidate
+    /// whose header is cut by the end of the bytes stops the scan there unless `isEnd`
+    /// (then it is no header). After the scan, `searched` is where to go on.
     @inline(__always)
-    static func scan(_ p: UnsafeRawPointer, count: Int, position: inout Int, crc: inout UInt16, minimumEnd: Int,
-                     limit: Int, isEnd: Bool, tables: UnsafePointer<UInt16>,
-                     accept: (FLACFrameHeader) -> Bool) -> Result
+    static func scan(_ p: UnsafeRawPointer, count: Int, searched: inout Int, crcEnd: inout Int, crc: inout UInt16,
+                     minimumEnd: Int, limit: Int, isEnd: Bool, tables: UnsafePointer<UInt32>,
+                     shift: UnsafePointer<UInt32>, accept: (FLACFrameHeader) -> Bool) -> Result
     {
-        var pos = position
-        var c = crc
-        defer { position = pos; crc = c }
+        var i = max(searched, minimumEnd)
+        defer { searched = i }
         let stop = min(count, limit + 1)
-        while pos < stop {
-            let ff = findFF(p, from: pos, to: stop)
-            c = FLACCRC.update(c, p + pos, ff - pos, tables)
-            pos = ff
-            if ff == stop { break }
-            let available = count - ff
-            if available < 2 {
-                if !isEnd { return .exhausted }
-            } else if p.load(fromByteOffset: ff + 1, as: UInt8.self) & 0xFE == 0xF8 && c == 0 && ff >= minimumEnd {
-                // Only where the CRC-16 is already right is the header worth reading.
-                switch FLACFrameHeader.parse(p + ff, count: available) {
+        while i < stop {
+            i = findSync(p, from: i, to: stop, count: count)
+            guard i < stop else { break }
+            guard i + 1 < count else {
+                if isEnd { i += 1; continue }
+                return .exhausted
+            }
+            do {
+                switch FLACFrameHeader.parse(p + i, count: count - i) {
                 case .header(let h) where accept(h):
-                    return .end(at: ff, next: h)
+                    crc = FLACCRC.update(crc, p + crcEnd, i - crcEnd, tables, shift)
+                    crcEnd = i
+                    if crc == 0 { return .end(at: i, next: h) }
                 case .needMore where !isEnd:
                     return .exhausted
                 default:
                     break
                 }
             }
-            c = FLACCRC.update(c, byte: p.load(fromByteOffset: ff, as: UInt8.self), tables)
-            pos = ff + 1
+            i += 1
         }
         return .exhausted
     }

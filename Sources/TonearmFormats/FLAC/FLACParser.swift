@@ -52,8 +52,9 @@ public final class FLACParser: PropertyStoringParser {
     private enum Sync {
         /// Looking for a frame header at or after `from`.
         case searching(from: Int64)
-        /// Inside the frame that begins at `start`; the CRC-16 covers the bytes up to `scanned`.
-        case inFrame(start: Int64, header: FLACFrameHeader, scanned: Int64, crc: UInt16)
+        /// Inside the frame that begins at `start`; the CRC-16 covers the bytes up to
+        /// `crcEnd`, and candidates before `searched` were no end.
+        case inFrame(start: Int64, header: FLACFrameHeader, crcEnd: Int64, crc: UInt16, searched: Int64)
     }
 
     private var state = State.marker
@@ -354,7 +355,8 @@ public final class FLACParser: PropertyStoringParser {
     private func beginFrame(at start: Int64, header: FLACFrameHeader, input: ParserInput) {
         let rel = Int(start - input.offset)
         let crc = FLACCRC.crc16(0, input.bytes.baseAddress! + rel, count: header.length)
-        sync = .inFrame(start: start, header: header, scanned: start + Int64(header.length), crc: crc)
+        let end = start + Int64(header.length)
+        sync = .inFrame(start: start, header: header, crcEnd: end, crc: crc, searched: end)
     }
 
     /// True when a header whose CRC-8 is right can belong to this stream. A stream may
@@ -380,8 +382,8 @@ public final class FLACParser: PropertyStoringParser {
         switch sync {
         case .searching(let from):
             return try search(input, from: from)
-        case .inFrame(let start, let header, let scanned, let crc):
-            return try scanFrames(input, start: start, header: header, scanned: scanned, crc: crc)
+        case .inFrame(let start, let header, let crcEnd, let crc, let searched):
+            return try scanFrames(input, start: start, header: header, crcEnd: crcEnd, crc: crc, searched: searched)
         }
     }
 
@@ -391,7 +393,7 @@ public final class FLACParser: PropertyStoringParser {
         var i = Int(max(0, from - input.offset))
         let count = input.count
         while i < count, let p = base {
-            i = FLACFrameScanner.findFF(p, from: i, to: count)
+            i = FLACFrameScanner.findSync(p, from: i, to: count, count: count)
             guard i < count else { break }
             switch FLACFrameHeader.parse(p + i, count: count - i) {
             case .header(let h) where fits(h):
@@ -412,8 +414,8 @@ public final class FLACParser: PropertyStoringParser {
     }
 
     /// Hands out (or records) every frame that ends in the available bytes.
-    private func scanFrames(_ input: ParserInput, start: Int64, header: FLACFrameHeader, scanned: Int64,
-                            crc: UInt16) throws(AudioError) -> ParseStep
+    private func scanFrames(_ input: ParserInput, start: Int64, header: FLACFrameHeader, crcEnd: Int64,
+                            crc: UInt16, searched: Int64) throws(AudioError) -> ParseStep
     {
         precondition(start == input.offset, "a frame scan resumes at its frame's start")
         guard let p = input.bytes.baseAddress else {
@@ -426,30 +428,35 @@ public final class FLACParser: PropertyStoringParser {
         var descriptions: [PacketDescription] = []
         var s = 0
         var h = header
-        var pos = Int(scanned - input.offset)
+        var searched = Int(searched - input.offset)
+        var crcEnd = Int(crcEnd - input.offset)
         var c = crc
         var finished = false
         var corrupt = false
-        FLACCRC.crc16Tables.withUnsafeBufferPointer { t in
-            let tables = t.baseAddress!
+        FLACCRC.crc16Tables.withUnsafeBufferPointer { t in FLACCRC.laneShift.withUnsafeBufferPointer { sh in
+            let tables = t.baseAddress!, shift = sh.baseAddress!
             while true {
                 let limit = s + bound(h)
-                let result = FLACFrameScanner.scan(p, count: count, position: &pos, crc: &c,
+                let result = FLACFrameScanner.scan(p, count: count, searched: &searched, crcEnd: &crcEnd, crc: &c,
                                                    minimumEnd: s + h.length + 3, limit: limit,
-                                                   isEnd: input.isEndOfStream, tables: tables, accept: fits)
+                                                   isEnd: input.isEndOfStream, tables: tables, shift: shift,
+                                                   accept: fits)
                 switch result {
                 case .end(let end, let next):
                     record(start: s, size: end - s, header: h, input: input, fixedFrames: fixedFrames,
                            wantsPackets: wantsPackets, descriptions: &descriptions)
                     s = end
                     h = next
-                    c = FLACCRC.update(0, p + end, next.length, tables)
-                    pos = end + next.length
+                    c = FLACCRC.update(0, p + end, next.length, tables, shift)
+                    crcEnd = end + next.length
+                    searched = crcEnd
                     if wantsPackets && descriptions.count >= 4096 { return }
                 case .exhausted:
-                    if pos > limit {
+                    if searched > limit {
                         corrupt = true
                     } else if input.isEndOfStream {
+                        c = FLACCRC.update(c, p + crcEnd, count - crcEnd, tables, shift)
+                        crcEnd = count
                         if let size = lastFrameSize(p + s, count: count - s, header: h, crc: c, tables: tables) {
                             record(start: s, size: size, header: h, input: input, fixedFrames: fixedFrames,
                                    wantsPackets: wantsPackets, descriptions: &descriptions)
@@ -459,8 +466,9 @@ public final class FLACParser: PropertyStoringParser {
                     return
                 }
             }
-        }
-        sync = .inFrame(start: input.offset + Int64(s), header: h, scanned: input.offset + Int64(pos), crc: c)
+        } }
+        sync = .inFrame(start: input.offset + Int64(s), header: h, crcEnd: input.offset + Int64(crcEnd), crc: c,
+                        searched: input.offset + Int64(searched))
         if corrupt && s == 0 {
             // No frame ends within reach of this header: it was damaged or false. Look again
             // from the byte after it; the bytes before the next header are dropped.
@@ -516,11 +524,15 @@ public final class FLACParser: PropertyStoringParser {
     /// is right; otherwise up to where the CRC is right if only a tag (ID3v1, APEv2, ID3v2)
     /// or zero padding follows; nil when the frame is cut or damaged (it is dropped).
     private func lastFrameSize(_ p: UnsafeRawPointer, count: Int, header: FLACFrameHeader, crc: UInt16,
-                               tables: UnsafePointer<UInt16>) -> Int?
+                               tables: UnsafePointer<UInt32>) -> Int?
     {
         if crc == 0 && count >= header.length + 3 { return count }
-        var c = FLACCRC.update(0, p, header.length + 2 <= count ? header.length + 2 : count, tables)
-        var q = min(count, header.length + 2)
+        var c: UInt16 = 0
+        var q = 0
+        while q < min(count, header.length + 2) {
+            c = FLACCRC.update(c, byte: p.load(fromByteOffset: q, as: UInt8.self), tables)
+            q += 1
+        }
         while q < count {
             c = FLACCRC.update(c, byte: p.load(fromByteOffset: q, as: UInt8.self), tables)
             q += 1
