@@ -140,3 +140,47 @@ extension OggParser {
         return nil
     }
 }
+
+extension OggParser {
+    /// Reads whole packets of the first link on the random-access path, putting together
+    /// those that continue across pages: the reader AudioFile needs for Ogg, whose packets
+    /// are not one contiguous byte range when a page header lies inside them.
+    ///
+    /// Descriptions have offsets relative to the returned bytes, which hold the packets one
+    /// after another. Throws -39 (`.endOfFile`) when `start` is at or past the last packet.
+    public func readPackets(startingAt start: Int64, count: Int, fetch: ByteRangeFetcher) throws(AudioError)
+        -> (data: [UInt8], descriptions: [PacketDescription])
+    {
+        guard start >= 0, count >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(start), count \(count)") }
+        guard start < Int64(packetIndex.count) else {
+            throw AudioError(.endOfFile, "packet \(start) is past the last packet (\(packetIndex.count))")
+        }
+        let entries = packetIndex[Int(start)..<Int(min(Int64(packetIndex.count), start + Int64(count)))]
+        var data: [UInt8] = []
+        var descriptions: [PacketDescription] = []
+        descriptions.reserveCapacity(entries.count)
+        // Runs of packets that lie together in the file are read at once.
+        var run: Range<Int64>?
+        func flush() throws(AudioError) {
+            guard let r = run else { return }
+            let bytes = try fetch(r.lowerBound, Int(r.upperBound - r.lowerBound))
+            guard bytes.count == r.count else { throw AudioError(.endOfFile, "the file ends inside packet data") }
+            data += bytes
+            run = nil
+        }
+        for e in entries {
+            descriptions.append(PacketDescription(startOffset: Int64(data.count) + Int64(run?.count ?? 0),
+                                                  variableFramesInPacket: e.frames, dataByteSize: e.size))
+            for piece in e.pieces ?? [e.offset..<e.offset + Int64(e.size)] {
+                if let r = run, r.upperBound == piece.lowerBound {
+                    run = r.lowerBound..<piece.upperBound
+                } else {
+                    try flush()
+                    run = piece
+                }
+            }
+        }
+        try flush()
+        return (data, descriptions)
+    }
+}
