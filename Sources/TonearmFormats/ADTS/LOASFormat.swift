@@ -1,0 +1,95 @@
+import TonearmCore
+
+/// LATM in LOAS ('loas', ISO/IEC 14496-3 §1.7) for ``FramedParser``.
+///
+/// The AudioSyncStream: sync 0x2B7 (11 bits), the length of the AudioMuxElement (13 bits),
+/// then the AudioMuxElement with `muxConfigPresent` = 1: `useSameStreamMux` (1 bit) and,
+/// when it is 0, a StreamMuxConfig that holds the AudioSpecificConfig. Packets are whole
+/// LOAS frames (the payload inside is not byte-aligned). Read: audioMuxVersion 0 and 1
+/// with audioMuxVersionA 0, one program, one layer, all streams with the same time
+/// framing, and frameLengthType 0 (payload lengths in bytes). Other forms are refused
+/// with 'fmt?'. Frames before the first configuration are dropped.
+public struct LOASFormat: FramedFormat {
+    public private(set) var config: AACAudioConfig?
+
+    public init() {}
+
+    public var headerSize: Int { 3 }
+    public var hasTags: Bool { true }
+    public var announcementOrder: [AudioFilePropertyID] {
+        [.fileFormat, .dataFormat, .magicCookieData, .bitRate, .audioDataByteCount, .audioDataPacketCount, .dataOffset,
+         .maximumPacketSize]
+    }
+    public var packetSizeUpperBound: UInt32 { 8191 + 3 }
+
+    @inline(__always)
+    public func header(at p: UnsafeRawPointer) -> FrameHeader? {
+        let b1 = byteAt(p, 1)
+        guard byteAt(p, 0) == 0x56, b1 & 0xE0 == 0xE0 else { return nil }
+        let length = (Int(b1 & 0x1F) << 8 | Int(byteAt(p, 2))) + 3
+        guard length > 4 else { return nil }
+        return FrameHeader(length: length, streamKey: 0)
+    }
+
+    public mutating func firstFrame(_ header: FrameHeader, bytes: UnsafeRawBufferPointer, offset: Int64,
+                                    properties p: inout FileProperties) throws(AudioError) -> FirstFrameRole
+    {
+        guard let (c, asc) = try LOASFormat.streamMuxConfig(Array(bytes[3...])) else { return .skip }
+        guard let format = c.streamDescription else { throw AudioError(.unsupportedDataFormat, "LATM channel configuration \(c.channelConfiguration)") }
+        config = c
+        p.dataFormat = format
+        p.magicCookie = asc
+        p.dataFormatName = "AAC in LATM"
+        return .audio
+    }
+
+    /// Reads the StreamMuxConfig at the start of an AudioMuxElement: the configuration and
+    /// the AudioSpecificConfig's bits as bytes; nil when the element reuses an earlier one.
+    static func streamMuxConfig(_ element: [UInt8]) throws(AudioError) -> (AACAudioConfig, [UInt8])? {
+        var r = BitReader(element)
+        func bits(_ n: Int) throws(AudioError) -> Int {
+            guard let v = r.read(n) else { throw AudioError(.invalidFile, "the LATM StreamMuxConfig is cut short") }
+            return Int(v)
+        }
+        func unsupported(_ what: String) -> AudioError { AudioError(.unsupportedDataFormat, "LATM with \(what) is not supported") }
+        /// LatmGetValue: 2 bits giving 1–4 more bytes.
+        func latmValue() throws(AudioError) -> Int {
+            let count = try bits(2)
+            var v = 0
+            for _ in 0...count { v = v << 8 | (try bits(8)) }
+            return v
+        }
+        if try bits(1) == 1 { return nil }  // useSameStreamMux
+        let version = try bits(1)
+        let versionA = version == 1 ? try bits(1) : 0
+        guard versionA == 0 else { throw unsupported("audioMuxVersionA 1") }
+        if version == 1 { _ = try latmValue() }  // taraBufferFullness
+        guard try bits(1) == 1 else { throw unsupported("streams of different time framing") }
+        guard try bits(6) == 0 else { throw unsupported("several subframes per element") }
+        guard try bits(4) == 0 else { throw unsupported("several programs") }
+        guard try bits(3) == 0 else { throw unsupported("several layers") }
+        var ascLength: Int?
+        if version == 1 { ascLength = try latmValue() }
+        let ascStart = r.bitPosition
+        let c = try AACAudioConfig.read(&r)
+        var ascEnd = r.bitPosition
+        if let ascLength {
+            // The length covers the config and any extension after it.
+            guard ascLength >= ascEnd - ascStart else { throw AudioError(.invalidFile, "the LATM config length is too short") }
+            ascEnd = ascStart + ascLength
+            guard r.skip(ascEnd - r.bitPosition) else { throw AudioError(.invalidFile, "the LATM config is cut short") }
+        }
+        guard try bits(3) == 0 else { throw unsupported("a frame length type other than 0") }
+        // The AudioSpecificConfig's bits, realigned to whole bytes.
+        var copy = BitReader(element)
+        _ = copy.skip(ascStart)
+        var asc: [UInt8] = []
+        var left = ascEnd - ascStart
+        while left > 0 {
+            let n = min(8, left)
+            asc.append(UInt8(copy.read(n)! << (8 - n)))
+            left -= n
+        }
+        return (c, asc)
+    }
+}
