@@ -455,6 +455,31 @@ final class MP4FixtureTests: XCTestCase {
         }
     }
 
+    /// The announcements before 'redy', and what a stream of fragments knows.
+    func testStreamAnnouncements() throws {
+        let fast = MP4Kit.stream(try MP4Kit.bytes("aac_faststart.m4a"))
+        XCTAssertEqual(fast.notifications, [.fileFormat, .dataFormat, .magicCookieData, .channelLayout, .packetTableInfo,
+                                            .audioDataByteCount, .audioDataPacketCount, .bitRate, .dataOffset, .maximumPacketSize,
+                                            .readyToProducePackets])
+        // Fragments: ready at the first moof, with no count of what is to come.
+        let bytes = try MP4Kit.bytes("aac_dash.mp4")
+        var ready = false
+        let stream = AudioFileStream(propertyListener: { _, id, _ in if id == .readyToProducePackets { ready = true } },
+                                     packets: { _, _, _, _ in })
+        var i = 0
+        while !ready { try stream.parse(bytes[i..<i + 1]); i += 1 }
+        let g = try MP4Kit.golden("aac_dash.mp4")
+        let firstPos = MP4Kit.ints(g["packetPos"]).first!!
+        XCTAssertGreaterThan(Int64(i), firstPos - 8 - 200, "ready once the first moof is read")
+        XCTAssertLessThanOrEqual(Int64(i), firstPos)
+        XCTAssertEqual(try stream.dataOffset, firstPos)
+        XCTAssertEqual(try stream.dataFormat.framesPerPacket, 1024)
+        XCTAssertEqual(MP4Kit.error { () throws(AudioError) in _ = try stream.audioDataPacketCount }?.code, .valueUnknown)
+        XCTAssertEqual(MP4Kit.error { () throws(AudioError) in _ = try stream.seek(toPacket: 3) }?.code, .valueUnknown,
+                       "a stream of fragments keeps no table, so it cannot seek by packet")
+        XCTAssertEqual(try stream.maximumPacketSize, 1536, "AAC's bound: 6144 bits per channel")
+    }
+
     /// Two audio tracks whose chunks interleave: the first is chosen, the other's bytes skipped.
     func testTwoTracks() throws {
         let bytes = try MP4Kit.bytes("two_tracks.mp4")

@@ -14,10 +14,12 @@ enum MP4 {
     static let maximumMoofSize = 16 << 20
     /// The largest `ftyp` read.
     static let maximumFtypSize = 1 << 16
-    /// Most samples one track may have. With a `stsz` that lists sizes the box bounds the count
-    /// far below this; a constant sample size bounds nothing, so this does (2^22 samples are
-    /// 27 hours of 44.1 kHz AAC).
+    /// Most samples one track may have in total (2^22 samples are 27 hours of 44.1 kHz AAC).
+    /// With a `stsz` that lists sizes, its box bounds the count well below this.
     static let maximumSampleCount = 1 << 22
+    /// Most samples a `stsz` with one constant size may claim, where the box bounds nothing:
+    /// 2^20 (a 24 MiB table). Where the source's size is known, the samples must also fit it.
+    static let maximumConstantSizeSamples = 1 << 20
     /// Most samples one `trun` may describe without per-sample fields.
     static let maximumRunWithoutFields = 1 << 16
     /// Deepest box nesting followed.

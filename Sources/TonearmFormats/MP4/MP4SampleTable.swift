@@ -39,7 +39,8 @@ struct MP4SampleList: Sendable {
 /// Every count is checked against its box before anything is allocated, and the samples are
 /// written straight into the two result arrays, with no allocation per sample.
 enum MP4SampleTable {
-    static func build(_ p: UnsafeRawBufferPointer, track t: MP4Track) throws(AudioError) -> MP4SampleList {
+    /// - Parameter sourceSize: the file's size when known: samples of one constant size must fit it.
+    static func build(_ p: UnsafeRawBufferPointer, track t: MP4Track, sourceSize: Int64? = nil) throws(AudioError) -> MP4SampleList {
         var list = MP4SampleList()
         // Sample sizes.
         var count = 0
@@ -52,8 +53,10 @@ enum MP4SampleTable {
             let n = Int(mp4be32(p, s.lowerBound + 8))
             if constantSize == 0 {
                 guard n <= (s.count - 12) / 4 else { throw AudioError(.invalidChunk, "stsz claims \(n) sizes in \(s.count) bytes") }
-            } else if n > MP4.maximumSampleCount {
-                throw AudioError.limit("stsz claims \(n) samples of \(constantSize) bytes; at most \(MP4.maximumSampleCount) are read")
+            } else if n > MP4.maximumConstantSizeSamples {
+                throw AudioError.limit("stsz claims \(n) samples of \(constantSize) bytes; at most \(MP4.maximumConstantSizeSamples) are read")
+            } else if let size = sourceSize, Int64(n) * Int64(constantSize) > size {
+                throw AudioError(.invalidChunk, "stsz claims \(n) samples of \(constantSize) bytes in a file of \(size) bytes")
             }
             count = n
             sizesAt = s.lowerBound + 12
@@ -92,6 +95,25 @@ enum MP4SampleTable {
         guard runCount <= (c.count - 8) / 12 else { throw AudioError(.invalidChunk, "stsc claims \(runCount) entries in \(c.count) bytes") }
         guard runCount > 0 else { throw AudioError(.invalidChunk, "an empty stsc for \(count) samples") }
         let runsAt = c.lowerBound + 8
+
+        // The samples the chunks can place: no more are allocated than both tables allow.
+        var placeable = 0
+        do {
+            var run = 0
+            var nextFirst: UInt32 = runCount > 1 ? mp4be32(p, runsAt + 12) : UInt32.max
+            var perChunk = Int(mp4be32(p, runsAt + 4))
+            for chunk in 0..<chunkCount where placeable < count {
+                let number = UInt32(truncatingIfNeeded: chunk + 1)
+                while number >= nextFirst {
+                    run += 1
+                    perChunk = Int(mp4be32(p, runsAt + run * 12 + 4))
+                    nextFirst = run + 1 < runCount ? mp4be32(p, runsAt + (run + 1) * 12) : UInt32.max
+                }
+                placeable += perChunk
+            }
+        }
+        count = min(count, placeable)
+        guard count > 0 else { return list }
 
         var badOffset = false
         let descriptions = [PacketDescription](unsafeUninitializedCapacity: count) { buffer, initialized in
