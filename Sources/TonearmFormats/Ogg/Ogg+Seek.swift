@@ -147,10 +147,13 @@ extension OggParser {
     /// are not one contiguous byte range when a page header lies inside them.
     ///
     /// Descriptions have offsets relative to the returned bytes, which hold the packets one
-    /// after another. Throws -39 (`.endOfFile`) when `start` is at or past the last packet.
+    /// after another. Nil when the parser has no packet index (it did not read the file on
+    /// the random-access path); throws -39 (`.endOfFile`) when `start` is at or past the last
+    /// packet.
     public func readPackets(startingAt start: Int64, count: Int, fetch: ByteRangeFetcher) throws(AudioError)
-        -> (data: [UInt8], descriptions: [PacketDescription])
+        -> (data: [UInt8], descriptions: [PacketDescription])?
     {
+        guard properties.packetTimestamps != nil else { return nil }
         guard start >= 0, count >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(start), count \(count)") }
         guard start < Int64(packetIndex.count) else {
             throw AudioError(.endOfFile, "packet \(start) is past the last packet (\(packetIndex.count))")

@@ -54,6 +54,13 @@ public final class OggParser: PropertyStoringParser {
     /// The most other logical streams remembered by name, for messages.
     static let maximumNamedStreams = 16
 
+    /// True once ``ParserDriver`` takes packets the parser put together itself (a
+    /// `ParseStep.ownedPackets`) and AudioFile asks the parser to read packets
+    /// (`FormatParser.readPackets`, which ``readPackets(startingAt:count:fetch:)`` answers).
+    /// Then every packet is delivered on the push path, and the packet table is claimed for
+    /// every file. Flip it together with the `.assembled` action in `nextAction`.
+    static let driverTakesOwnedPackets = false
+
     /// Packets of the push path that continue across pages and so could not be delivered.
     public private(set) var undeliveredPacketCount = 0
     /// Pages dropped because they were damaged (bad CRC or header), and gaps in page sequence numbers.
@@ -189,7 +196,8 @@ public final class OggParser: PropertyStoringParser {
             case .packets(let byteCount, let descriptions):
                 return .packets(byteCount: byteCount, packetCount: descriptions.count, descriptions: descriptions)
             case .assembled:
-                // ParserDriver has no step for bytes the parser owns (see the type's notes).
+                // ParserDriver has no step for bytes the parser owns yet (see the type's notes);
+                // with one: `case .assembled(let data, let d): return .ownedPackets(data: data, descriptions: [d])`.
                 undeliveredPacketCount += 1
             case .notify(let apply):
                 apply()
@@ -556,7 +564,7 @@ public final class OggParser: PropertyStoringParser {
             properties.maximumPacketSize = link.largestPacket
             if let start = properties.dataOffset { properties.audioDataByteCount = max(0, link.endOfLastPage - start) }
             properties.packetTimestamps = packetIndex.map(\.pts)
-            if !hasSpanningPackets, let start = properties.dataOffset {
+            if !hasSpanningPackets || OggParser.driverTakesOwnedPackets, let start = properties.dataOffset {
                 properties.packetTable = packetIndex.map {
                     PacketDescription(startOffset: $0.offset - start, variableFramesInPacket: $0.frames, dataByteSize: $0.size)
                 }
