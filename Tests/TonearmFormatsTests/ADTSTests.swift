@@ -85,6 +85,33 @@ final class ADTSTests: XCTestCase {
         XCTAssertEqual(SyncKit.openError(bytes)?.code, .unsupportedDataFormat)
     }
 
+    /// ADTS after an ID3 tag (HLS packed audio, ffmpeg's `-write_id3v2 1`): the probe sees
+    /// only the tag and picks MPEG, whose parser finds ADTS frames and reads them as such.
+    func testADTSAfterAnID3Tag() throws {
+        let g = try golden("aac_lc_stereo.aac")
+        let adts = try readWholeFile(g.path)
+        let tag = FramedTests.id3v23(frames: [FramedTests.id3Frame("PRIV", Array("com.apple.streaming.transportStreamTimestamp\0".utf8) + [0, 0, 0, 0, 0, 0, 0x1F, 0xFF]),
+                                              FramedTests.id3Frame("TIT2", [0] + Array("Packed audio".utf8))])
+        let bytes = tag + adts
+        XCTAssertEqual(FormatRegistry.probe(Array(bytes.prefix(64))), .match(.mp3))
+        let file = try AudioFile(source: MemorySource(bytes))
+        XCTAssertEqual(try file.fileType, .adts)
+        XCTAssertEqual(try file.dataFormat, try AudioFile(path: g.path).dataFormat)
+        XCTAssertEqual(try file.magicCookie, [0x12, 0x10])
+        XCTAssertEqual(try file.dataOffset, Int64(tag.count))
+        XCTAssertEqual(try file.infoDictionary[InfoDictionary.title], "Packed audio")
+        XCTAssertEqual(try SyncKit.filePackets(file), try SyncKit.filePackets(try AudioFile(path: g.path)))
+        let r = feed(bytes, pattern: .randomChunks(seed: 3, maximum: 64))
+        XCTAssertEqual(r.notifications.first, .formatList)
+        XCTAssertEqual(r.packetSizes, g.packetSizes.map { $0 - 7 })
+        XCTAssertNil(dripFeedMismatch(bytes))
+        if which("ffprobe") != nil {
+            let live = try XCTUnwrap(SyncKit.liveFFprobe(try SyncKit.temporaryFile(bytes, name: "id3.aac")))
+            XCTAssertEqual(live.sizes, g.packetSizes)
+            XCTAssertEqual(live.offsets, g.packetOffsets.map { $0 + tag.count })
+        }
+    }
+
     /// LOAS: the configuration comes from the StreamMuxConfig (ffmpeg repeats it every 20
     /// frames); frames before the first one are dropped.
     func testLOAS() throws {

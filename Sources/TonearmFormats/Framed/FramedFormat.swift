@@ -71,6 +71,14 @@ public protocol FramedFormat {
     /// Tonearm refuses (free-format MPEG audio): the stream fails cleanly instead of
     /// searching on. `p` has at least `headerSize` bytes.
     func unsupportedStream(at p: UnsafeRawPointer) -> AudioError?
+    /// Bytes the format wants to see where the audio begins (after the leading tags)
+    /// before the search starts; at least `headerSize`.
+    var audioStartLookahead: Int { get }
+    /// Looks at the first bytes of the audio (`audioStartLookahead` of them, or fewer at
+    /// the end of the stream) before the search starts: refuses the stream or adapts to it
+    /// (an ID3 tag may lead ADTS as well as MPEG audio). The default refuses what
+    /// `unsupportedStream` names.
+    mutating func audioBegins(_ bytes: UnsafeRawBufferPointer, properties: inout FileProperties) throws(AudioError)
     /// Reads the first frame (all of its bytes): sets the data format and whatever the frame
     /// declares, and says whether it is audio.
     mutating func firstFrame(_ header: FrameHeader, bytes: UnsafeRawBufferPointer, offset: Int64,
@@ -89,6 +97,10 @@ extension FramedFormat {
     public var gapless: (priming: Int64, remainder: Int64)? { nil }
     public func estimatedOffset(ofPacket packet: Int64) -> Int64? { nil }
     public func unsupportedStream(at p: UnsafeRawPointer) -> AudioError? { nil }
+    public var audioStartLookahead: Int { headerSize }
+    public mutating func audioBegins(_ bytes: UnsafeRawBufferPointer, properties: inout FileProperties) throws(AudioError) {
+        if bytes.count >= headerSize, let error = unsupportedStream(at: bytes.baseAddress!) { throw error }
+    }
     public mutating func parseFileHeader(_ bytes: UnsafeRawBufferPointer, isEndOfStream: Bool,
                                          properties: inout FileProperties) throws(AudioError) -> Int? { 0 }
 }

@@ -99,9 +99,11 @@ public final class FramedParser<Format: FramedFormat>: PropertyStoringParser {
         let b = input.bytes, n = b.count, h = format.headerSize, eos = input.isEndOfStream
         guard n > 0, let base = b.baseAddress else { return eos ? try endOfData(input) : .needMore }
         if !configured && !checkedStart && input.offset == audioStart {
-            if n < h && !eos { return .needMore }
-            if n >= h, let error = format.unsupportedStream(at: base) { throw error }
+            let lookahead = format.audioStartLookahead
+            if n < lookahead && !eos { return .needMore }
+            try format.audioBegins(UnsafeRawBufferPointer(rebasing: b[0..<min(n, lookahead)]), properties: &properties)
             checkedStart = true
+            return try syncStep(input)  // the format may have changed its header size
         }
         let junkLimit = audioStart + FramedLimits.maximumLeadingJunk
         var i = 0

@@ -29,15 +29,23 @@ public struct MPEGFormat: FramedFormat {
     public private(set) var vbr: MPEGVBRHeader?
     /// Bytes of the Xing or VBRI frame.
     private var metadataFrameLength = 0
+    /// Set when the frames after an ID3 tag turn out to be ADTS (HLS packed audio, ffmpeg's
+    /// `-write_id3v2`): the probe sees only the tag, so this parser reads the ADTS frames.
+    public private(set) var adts: ADTSFormat?
+    private var isADTS = false
 
     public init() {}
 
-    public var headerSize: Int { 4 }
+    public var headerSize: Int { isADTS ? 7 : 4 }
     public var hasTags: Bool { true }
     public var announcementOrder: [AudioFilePropertyID] {
-        [.bitRate, .audioDataByteCount, .audioDataPacketCount, .packetTableInfo, .fileFormat, .dataFormat, .dataOffset]
+        if let adts { return adts.announcementOrder }
+        return [.bitRate, .audioDataByteCount, .audioDataPacketCount, .packetTableInfo, .fileFormat, .dataFormat, .dataOffset]
     }
-    public var packetSizeUpperBound: UInt32 { UInt32(first?.largestFrameLength ?? 2881) }
+    public var packetSizeUpperBound: UInt32 {
+        if let adts { return adts.packetSizeUpperBound }
+        return UInt32(first?.largestFrameLength ?? 1441)
+    }
 
     public var declared: DeclaredTotals {
         guard let vbr, let frames = vbr.frames else { return DeclaredTotals() }
@@ -54,6 +62,7 @@ public struct MPEGFormat: FramedFormat {
 
     @inline(__always)
     public func header(at p: UnsafeRawPointer) -> FrameHeader? {
+        if isADTS { return adts!.header(at: p) }
         guard p.load(as: UInt8.self) == 0xFF, let h = MPEGAudioHeader(loadBE32(p)) else { return nil }
         return FrameHeader(length: h.frameLength, streamKey: h.streamKey, bitRate: h.bitRate)
     }
@@ -63,9 +72,26 @@ public struct MPEGFormat: FramedFormat {
         return AudioError(.unsupportedDataFormat, "free-format MPEG audio (bit rate index 0) is not supported")
     }
 
+    /// Seven bytes: enough for an ADTS header.
+    public var audioStartLookahead: Int { 7 }
+
+    public mutating func audioBegins(_ bytes: UnsafeRawBufferPointer, properties p: inout FileProperties) throws(AudioError) {
+        guard bytes.count >= 4 else { return }
+        if let error = unsupportedStream(at: bytes.baseAddress!) { throw error }
+        guard bytes.count >= 7 else { return }
+        let candidate = ADTSFormat()
+        if candidate.header(at: bytes.baseAddress!) != nil || candidate.unsupportedStream(at: bytes.baseAddress!) != nil {
+            if let error = candidate.unsupportedStream(at: bytes.baseAddress!) { throw error }
+            adts = candidate
+            isADTS = true
+            p.fileType = .adts
+        }
+    }
+
     public mutating func firstFrame(_ header: FrameHeader, bytes: UnsafeRawBufferPointer, offset: Int64,
                                     properties p: inout FileProperties) throws(AudioError) -> FirstFrameRole
     {
+        if isADTS { return try adts!.firstFrame(header, bytes: bytes, offset: offset, properties: &p) }
         guard let h = MPEGAudioHeader(loadBE32(bytes.baseAddress!)) else { throw AudioError.malformed("not an MPEG audio header") }
         first = h
         p.fileType = h.fileType
