@@ -2,9 +2,11 @@ import Foundation
 import XCTest
 @testable import TonearmCodecs
 import TonearmCore
+import TonearmFormats
+import TonearmTestSupport
 
-// Test-only helpers of the codec tests: running ffmpeg, reading the audio data out of WAV,
-// CAF and AIFC files without the library's parsers, and decoding whole streams.
+// Test-only helpers of the codec tests: running ffmpeg, reading a file's packets through
+// AudioFile, and decoding whole streams.
 
 /// ffmpeg's path, or nil when it is not installed (oracle tests then skip).
 let ffmpegPath: String? = {
@@ -53,23 +55,9 @@ func ffmpeg(_ args: [String]) throws -> [UInt8] {
     return [UInt8](data)
 }
 
-/// A fresh directory under /tmp for one test.
-func temporaryDirectory() throws -> String {
-    let path = NSTemporaryDirectory() + "tonearm-codecs-" + UUID().uuidString
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
-
-func readFile(_ path: String) throws -> [UInt8] {
-    guard let d = FileManager.default.contents(atPath: path) else { throw ToolFailure(description: "cannot read \(path)") }
-    return [UInt8](d)
-}
-
-func writeFile(_ path: String, _ bytes: [UInt8]) throws {
-    guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
-        throw ToolFailure(description: "cannot write \(path)")
-    }
-}
+func temporaryDirectory() throws -> String { makeTemporaryDirectory() }
+func readFile(_ path: String) throws -> [UInt8] { try readWholeFile(path) }
+func writeFile(_ path: String, _ bytes: [UInt8]) throws { try writeWholeFile(path, bytes) }
 
 // MARK: Little containers
 
@@ -80,144 +68,19 @@ struct AudioPayload {
     var data: [UInt8]
 }
 
-private func u16le(_ b: [UInt8], _ o: Int) -> Int { Int(b[o]) | Int(b[o + 1]) << 8 }
-private func u32le(_ b: [UInt8], _ o: Int) -> Int { u16le(b, o) | u16le(b, o + 2) << 16 }
-private func u16be(_ b: [UInt8], _ o: Int) -> Int { Int(b[o]) << 8 | Int(b[o + 1]) }
-private func u32be(_ b: [UInt8], _ o: Int) -> Int { u16be(b, o) << 16 | u16be(b, o + 2) }
-private func u64be(_ b: [UInt8], _ o: Int) -> UInt64 { UInt64(u32be(b, o)) << 32 | UInt64(u32be(b, o + 4)) }
-private func id(_ b: [UInt8], _ o: Int) -> String { String(decoding: b[o..<o + 4], as: UTF8.self) }
-
-/// The `fmt ` and `data` chunks of a RIFF WAVE file, described as a container parser would.
-func readWAV(_ path: String) throws -> AudioPayload {
-    let b = try readFile(path)
-    guard b.count >= 12, id(b, 0) == "RIFF", id(b, 8) == "WAVE" else { throw ToolFailure(description: "\(path) is not a WAV file") }
-    var fmt: [UInt8]?, data: [UInt8]?
-    var o = 12
-    while o + 8 <= b.count {
-        let size = u32le(b, o + 4)
-        let end = min(o + 8 + size, b.count)
-        if id(b, o) == "fmt " { fmt = Array(b[o + 8..<end]) }
-        if id(b, o) == "data" { data = Array(b[o + 8..<end]) }
-        o += 8 + size + (size & 1)
-    }
-    guard let fmt, let data, fmt.count >= 16 else { throw ToolFailure(description: "\(path) lacks fmt or data") }
-    var tag = u16le(fmt, 0)
-    let ch = UInt32(u16le(fmt, 2)), rate = Double(u32le(fmt, 4)), align = UInt32(u16le(fmt, 12))
-    let bits = UInt32(u16le(fmt, 14))
-    var valid = bits
-    if tag == 0xFFFE, fmt.count >= 40 {
-        if u16le(fmt, 18) > 0 { valid = UInt32(u16le(fmt, 18)) }
-        tag = u16le(fmt, 24)
-    }
-    let container = align / ch
-    switch tag {
-    case 1:
-        return AudioPayload(format: .pcm(sampleRate: rate, channels: ch, bits: valid, isSigned: bits > 8, bytesPerSample: container),
-                            cookie: nil, data: data)
-    case 3:
-        return AudioPayload(format: .pcm(sampleRate: rate, channels: ch, bits: bits, isFloat: true), cookie: nil, data: data)
-    case 6, 7:
-        let f = StreamDescription(sampleRate: rate, formatID: tag == 7 ? .uLaw : .aLaw, bytesPerPacket: ch, framesPerPacket: 1,
-                                  bytesPerFrame: ch, channelsPerFrame: ch, bitsPerChannel: 8)
-        return AudioPayload(format: f, cookie: nil, data: data)
-    case 0x11, 0x02:
-        let spb = fmt.count >= 20 ? UInt32(u16le(fmt, 18)) : 0
-        // Beyond stereo, MS ADPCM's nBlockAlign counts one channel's run (FFmpeg's riff reader
-        // multiplies it by the channels); the decoder takes the whole block.
-        let block = tag == 0x02 && ch > 2 ? align * ch : align
-        let f = StreamDescription(sampleRate: rate, formatID: tag == 0x11 ? .dviIntelIMA : .microsoftADPCM, bytesPerPacket: block,
-                                  framesPerPacket: spb, bytesPerFrame: 0, channelsPerFrame: ch, bitsPerChannel: 4)
-        return AudioPayload(format: f, cookie: fmt, data: data)
-    default:
-        throw ToolFailure(description: "WAV format tag \(tag) in \(path)")
-    }
+/// The format, cookie and every packet of a file, read through the library's own parsers
+/// (AudioFile), so that the decoders are tested on what the containers really hand over.
+func readPayload(_ path: String) throws -> AudioPayload {
+    let file = try AudioFile(path: path)
+    let p = try file.properties
+    let n = Int(p.audioDataPacketCount ?? 0)
+    let data = n > 0 ? try file.readPacketData(startingAt: 0, count: n).data : []
+    return AudioPayload(format: p.dataFormat!, cookie: p.magicCookie, data: data)
 }
+func readWAV(_ path: String) throws -> AudioPayload { try readPayload(path) }
+func readCAF(_ path: String) throws -> AudioPayload { try readPayload(path) }
+func readAIFF(_ path: String) throws -> AudioPayload { try readPayload(path) }
 
-/// The `desc` and `data` chunks of a CAF file.
-func readCAF(_ path: String) throws -> AudioPayload {
-    let b = try readFile(path)
-    guard b.count >= 8, id(b, 0) == "caff" else { throw ToolFailure(description: "\(path) is not a CAF file") }
-    var format: StreamDescription?, data: [UInt8]?
-    var o = 8
-    while o + 12 <= b.count {
-        let size = Int(truncatingIfNeeded: u64be(b, o + 4))
-        let body = o + 12
-        let end = size < 0 ? b.count : min(body + size, b.count)
-        switch id(b, o) {
-        case "desc":
-            format = StreamDescription(sampleRate: Double(bitPattern: u64be(b, body)),
-                                       formatID: AudioFormatID(rawValue: UInt32(u32be(b, body + 8))),
-                                       formatFlags: AudioFormatFlags(rawValue: UInt32(u32be(b, body + 12))),
-                                       bytesPerPacket: UInt32(u32be(b, body + 16)), framesPerPacket: UInt32(u32be(b, body + 20)),
-                                       bytesPerFrame: 0, channelsPerFrame: UInt32(u32be(b, body + 24)),
-                                       bitsPerChannel: UInt32(u32be(b, body + 28)))
-        case "data":
-            data = Array(b[body + 4..<end])  // after the edit count
-        default: break
-        }
-        if size < 0 { break }
-        o = body + size
-    }
-    guard var format, let data else { throw ToolFailure(description: "\(path) lacks desc or data") }
-    if format.formatID == .linearPCM {
-        // CAF's LPCM flags are not the ASBD's: 1 is float, 2 is little-endian (CAF spec, desc chunk).
-        let cafFlags = format.formatFlags.rawValue
-        let bits = format.bitsPerChannel
-        format = .pcm(sampleRate: format.sampleRate, channels: format.channelsPerFrame, bits: bits, isFloat: cafFlags & 1 != 0,
-                      isBigEndian: cafFlags & 2 == 0, bytesPerSample: format.bytesPerPacket / format.channelsPerFrame)
-    }
-    return AudioPayload(format: format, cookie: nil, data: data)
-}
-
-/// The `COMM` and `SSND` chunks of an AIFF or AIFC file: big-endian PCM, or IMA4.
-func readAIFF(_ path: String) throws -> AudioPayload {
-    let b = try readFile(path)
-    guard b.count >= 12, id(b, 0) == "FORM", id(b, 8) == "AIFF" || id(b, 8) == "AIFC" else {
-        throw ToolFailure(description: "\(path) is not an AIFF file")
-    }
-    var comm: Int?, ssnd: [UInt8]?
-    var o = 12
-    while o + 8 <= b.count {
-        let size = u32be(b, o + 4)
-        let body = o + 8
-        if id(b, o) == "COMM" { comm = body }
-        if id(b, o) == "SSND" {
-            let offset = u32be(b, body)
-            ssnd = Array(b[min(body + 8 + offset, b.count)..<min(body + size, b.count)])
-        }
-        o = body + size + (size & 1)
-    }
-    guard let c = comm, let ssnd else { throw ToolFailure(description: "\(path) lacks COMM or SSND") }
-    let ch = UInt32(u16be(b, c)), bits = UInt32(u16be(b, c + 6))
-    // 80-bit extended sample rate: exponent, then a 64-bit mantissa with explicit integer bit.
-    let exponent = u16be(b, c + 8) & 0x7FFF, mantissa = u64be(b, c + 10)
-    let rate = Double(mantissa) * pow(2, Double(exponent - 16383 - 63))
-    let compression = id(b, 8) == "AIFC" ? id(b, c + 18) : "NONE"
-    switch compression {
-    case "ima4":
-        let f = StreamDescription(sampleRate: rate, formatID: .appleIMA4, bytesPerPacket: 34 * ch, framesPerPacket: 64,
-                                  bytesPerFrame: 0, channelsPerFrame: ch, bitsPerChannel: 0)
-        return AudioPayload(format: f, cookie: nil, data: ssnd)
-    case "NONE", "twos":
-        return AudioPayload(format: .pcm(sampleRate: rate, channels: ch, bits: bits, isBigEndian: true), cookie: nil, data: ssnd)
-    case "sowt":
-        return AudioPayload(format: .pcm(sampleRate: rate, channels: ch, bits: bits), cookie: nil, data: ssnd)
-    case "fl32", "FL32":
-        return AudioPayload(format: .pcm(sampleRate: rate, channels: ch, bits: 32, isFloat: true, isBigEndian: true), cookie: nil, data: ssnd)
-    case "fl64", "FL64":
-        return AudioPayload(format: .pcm(sampleRate: rate, channels: ch, bits: 64, isFloat: true, isBigEndian: true), cookie: nil, data: ssnd)
-    case "ulaw", "alaw":
-        let f = StreamDescription(sampleRate: rate, formatID: compression == "ulaw" ? .uLaw : .aLaw, bytesPerPacket: ch,
-                                  framesPerPacket: 1, bytesPerFrame: ch, channelsPerFrame: ch, bitsPerChannel: 8)
-        return AudioPayload(format: f, cookie: nil, data: ssnd)
-    default:
-        throw ToolFailure(description: "AIFC compression \(compression)")
-    }
-}
-
-// MARK: WAV writing, for hand-made streams
-
-/// A WAV file around a fmt chunk body and data.
 func makeWAV(fmt: [UInt8], data: [UInt8]) -> [UInt8] {
     var out: [UInt8] = Array("RIFF".utf8)
     out += le32(4 + 8 + fmt.count + 8 + data.count + (data.count & 1))
@@ -243,17 +106,9 @@ func makeCAF(format f: StreamDescription, data: [UInt8]) -> [UInt8] {
     return out
 }
 
-/// A deterministic generator, so that a failing random test fails the same way again.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+typealias SplitMix64 = SeededGenerator
+
+extension SeededGenerator {
     mutating func bytes(_ n: Int) -> [UInt8] { (0..<n).map { _ in UInt8.random(in: 0...255, using: &self) } }
 }
 

@@ -2,11 +2,11 @@ import Foundation
 import XCTest
 @testable import TonearmCodecs
 import TonearmCore
+import TonearmTestSupport
 
-/// The committed fixtures (Tests/Fixtures/pcm), decoded to s16le and f32le and hashed
-/// against the sha256 of ffmpeg's decode recorded in each fixture's golden JSON. The audio
-/// data is found with the tests' own chunk walkers (WAV, AIFF/AIFC, CAF); fixtures in
-/// other containers (AU, Wave64, RF64) are left to the format tests.
+/// The committed fixtures (Tests/Fixtures/pcm), read through AudioFile, decoded to s16le
+/// and f32le, and hashed against the sha256 of ffmpeg's decode recorded in each fixture's
+/// golden JSON: every container of the PCM family, every decoder.
 final class FixtureTests: XCTestCase {
     private var fixtureDirectory: String {
         var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
@@ -14,16 +14,7 @@ final class FixtureTests: XCTestCase {
         return parts.joined(separator: "/") + "/Fixtures/pcm"
     }
 
-    private func payload(_ path: String) throws -> AudioPayload? {
-        let bytes = try readFile(path)
-        guard bytes.count >= 12 else { return nil }
-        switch String(decoding: bytes[0..<4], as: UTF8.self) {
-        case "RIFF": return try readWAV(path)
-        case "FORM": return try readAIFF(path)
-        case "caff": return try readCAF(path)
-        default: return nil
-        }
-    }
+    private func payload(_ path: String) throws -> AudioPayload? { try readPayload(path) }
 
     func testFixturesMatchTheirGoldenHashes() throws {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: fixtureDirectory)) ?? [])
@@ -49,7 +40,8 @@ final class FixtureTests: XCTestCase {
             checked.append(name)
         }
         XCTAssertTrue(checked.contains { $0.hasPrefix("wav_") }, "no WAV fixture was checked")
-        for name in ["wav_ima_adpcm.wav", "wav_ms_adpcm.wav", "caf_ima4.caf", "aifc_ima4.aifc", "wav_ulaw.wav"] where names.contains(name) {
+        for name in ["wav_ima_adpcm.wav", "wav_ms_adpcm.wav", "caf_ima4.caf", "aifc_ima4.aifc", "wav_ulaw.wav",
+                     "au_ulaw.au", "w64_s16le.w64", "rf64_s16le.wav", "au_f32be.au"] where names.contains(name) {
             XCTAssertTrue(checked.contains(name), "\(name) was not checked")
         }
     }

@@ -1,4 +1,5 @@
 import XCTest
+import TonearmTestSupport
 
 final class SHA256Tests: XCTestCase {
     func testKnownDigests() {
