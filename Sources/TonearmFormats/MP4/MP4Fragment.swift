@@ -72,6 +72,7 @@ enum MP4Fragment {
                 if p[tfdt.body.lowerBound] == 1 {
                     guard tfdt.body.count >= 12 else { throw AudioError(.invalidChunk, "a version 1 tfdt of \(tfdt.body.count) bytes") }
                     decodeTime = Int64(clamping: mp4be64(p, tfdt.body.lowerBound + 4))
+                    guard decodeTime <= MP4.maximumBoxSize else { throw AudioError(.invalidChunk, "tfdt gives a decode time of \(decodeTime)") }
                 } else {
                     decodeTime = Int64(mp4be32(p, tfdt.body.lowerBound + 4))
                 }
@@ -107,6 +108,8 @@ enum MP4Fragment {
                     throw AudioError.limit("fragments give more than \(MP4.maximumSampleCount) samples")
                 }
                 guard position >= 0, position <= MP4.maximumBoxSize else { throw AudioError(.invalidChunk, "trun data at offset \(position)") }
+                // Times and offsets stay far from overflow: each sample adds less than 2^32.
+                guard decodeTime <= MP4.maximumBoxSize else { throw AudioError(.invalidChunk, "fragment decode times run past 2^60") }
                 list.descriptions.reserveCapacity(list.count + sampleCount)
                 list.timestamps.reserveCapacity(list.count + sampleCount)
                 for k in 0..<sampleCount {

@@ -104,7 +104,7 @@ struct MP4Metadata: Sendable {
     static func parseSMPB(_ text: String) -> (priming: Int64, remainder: Int64, valid: Int64)? {
         let fields = text.split(separator: " ", omittingEmptySubsequences: true)
         guard fields.count >= 4, let p = Int64(fields[1], radix: 16), let r = Int64(fields[2], radix: 16),
-              let v = Int64(fields[3], radix: 16), p >= 0, r >= 0, v >= 0, p < 1 << 31, r < 1 << 31
+              let v = Int64(fields[3], radix: 16), p >= 0, r >= 0, v >= 0, p < 1 << 31, r < 1 << 31, v < 1 << 53
         else { return nil }
         return (p, r, v)
     }

@@ -53,9 +53,7 @@ struct MP4Movie: Sendable {
         for box in try MP4Boxes.children(p, 0..<p.count) {
             switch box.type {
             case "mvhd":
-                guard box.body.count >= 20 else { throw AudioError(.invalidChunk, "an mvhd of \(box.body.count) bytes") }
-                let version = p[box.body.lowerBound]
-                movie.timescale = mp4be32(p, box.body.lowerBound + (version == 1 ? 20 : 12))
+                movie.timescale = try fullBoxField(p, box, "mvhd", version0: 12, version1: 20)
             case "trak":
                 movie.tracks.append(try parseTrack(p, box.body))
             case "mvex":
@@ -81,13 +79,21 @@ struct MP4Movie: Sendable {
         return movie
     }
 
+    /// A 32-bit field of a full box whose offset depends on its version (0: 32-bit times
+    /// before it, 1: 64-bit times).
+    private static func fullBoxField(_ p: UnsafeRawBufferPointer, _ box: MP4Box, _ name: String, version0: Int, version1: Int) throws(AudioError) -> UInt32 {
+        guard box.body.count >= 4 else { throw AudioError(.invalidChunk, "an \(name) of \(box.body.count) bytes") }
+        let at = p[box.body.lowerBound] == 1 ? version1 : version0
+        guard box.body.count >= at + 4 else { throw AudioError(.invalidChunk, "an \(name) of \(box.body.count) bytes") }
+        return mp4be32(p, box.body.lowerBound + at)
+    }
+
     private static func parseTrack(_ p: UnsafeRawBufferPointer, _ body: Range<Int>) throws(AudioError) -> MP4Track {
         var t = MP4Track()
         for box in try MP4Boxes.children(p, body) {
             switch box.type {
             case "tkhd":
-                guard box.body.count >= 20 else { throw AudioError(.invalidChunk, "a tkhd of \(box.body.count) bytes") }
-                t.id = mp4be32(p, box.body.lowerBound + (p[box.body.lowerBound] == 1 ? 20 : 12))
+                t.id = try fullBoxField(p, box, "tkhd", version0: 12, version1: 20)
             case "edts":
                 if let elst = try MP4Boxes.first("elst", in: p, box.body) { t.edits = try parseEditList(p, elst.body) }
             case "tref":
@@ -132,8 +138,7 @@ struct MP4Movie: Sendable {
         for box in try MP4Boxes.children(p, body) {
             switch box.type {
             case "mdhd":
-                guard box.body.count >= 20 else { throw AudioError(.invalidChunk, "an mdhd of \(box.body.count) bytes") }
-                t.timescale = mp4be32(p, box.body.lowerBound + (p[box.body.lowerBound] == 1 ? 20 : 12))
+                t.timescale = try fullBoxField(p, box, "mdhd", version0: 12, version1: 20)
             case "hdlr":
                 guard box.body.count >= 12 else { throw AudioError(.invalidChunk, "an hdlr of \(box.body.count) bytes") }
                 t.handler = FourCC(rawValue: mp4be32(p, box.body.lowerBound + 8))

@@ -390,7 +390,13 @@ public final class MP4Parser: PropertyStoringParser {
     private func frames(_ time: Int64, _ track: Track) -> Int64 {
         let rate = track.format.format.sampleRate
         if rate == Double(track.timescale) { return time }
-        return Int64((Double(time) * rate / Double(track.timescale)).rounded())
+        return MP4Parser.clamped(Double(time) * rate / Double(track.timescale))
+    }
+
+    /// A Double rounded to an Int64, held within ±2^62 (hostile tables make huge values).
+    static func clamped(_ x: Double) -> Int64 {
+        guard x.isFinite else { return 0 }
+        return Int64(max(-4.6e18, min(4.6e18, x.rounded())))
     }
 
     /// Publishes a complete sample list as the packet table and derives the counts, the
@@ -466,7 +472,7 @@ public final class MP4Parser: PropertyStoringParser {
                 let scale = Double(track.timescale) / Double(track.movieTimescale)
                 let inMedia = Double(edit.segmentDuration) * scale
                 if abs(inMedia - Double(available)) > scale.rounded(.up) {
-                    valid = min(Int64(inMedia.rounded()), available)
+                    valid = min(MP4Parser.clamped(inMedia), available)
                 }
             }
         }

@@ -96,7 +96,7 @@ enum MP4SampleEntry {
         if result.format.channelsPerFrame == 0 || result.format.channelsPerFrame > 1024 {
             throw AudioError(.unsupportedDataFormat, "a sample entry with \(result.format.channelsPerFrame) channels")
         }
-        if !(result.format.sampleRate > 0) || !result.format.sampleRate.isFinite {
+        if !(result.format.sampleRate > 0) || !(result.format.sampleRate <= 16_777_216) {
             throw AudioError(.unsupportedDataFormat, "a sample entry with a sample rate of \(result.format.sampleRate)")
         }
         _ = sampleSize
