@@ -70,12 +70,18 @@ func make(_ name: String, _ codec: [String]) -> String {
 let wav = make("pcm-\(seconds)s.wav", ["-c:a", "pcm_s16le"])
 let ima = make("ima-\(seconds)s.wav", ["-c:a", "adpcm_ima_wav"])
 let ms = make("msadpcm-\(seconds)s.wav", ["-c:a", "adpcm_ms"])
+let mp3 = make("mp3-128k-\(seconds)s.mp3", ["-c:a", "libmp3lame", "-b:a", "128k"])
+let m4a = make("aac-\(seconds)s.m4a", ["-c:a", "aac", "-b:a", "128k", "-movflags", "+faststart"])
+let flac = make("flac-\(seconds)s.flac", ["-c:a", "flac"])
 let out = "\(work)/out"
+func packetsCase(_ label: String, _ path: String) -> Case {
+    Case(name: "packets: count, \(seconds / 60)-min \(label)", ours: [tonearm, "packets", path, "--count"],
+         reference: [ffprobe, "-v", "error", "-count_packets", "-show_entries", "stream=nb_read_packets", "-of", "csv=p=0", path],
+         referenceName: "ffprobe -count_packets")
+}
 
 let cases = [
-    Case(name: "packets: count, \(seconds / 60)-min WAV", ours: [tonearm, "packets", wav, "--count"],
-         reference: [ffprobe, "-v", "error", "-count_packets", "-show_entries", "stream=nb_read_packets", "-of", "csv=p=0", wav],
-         referenceName: "ffprobe -count_packets"),
+    packetsCase("WAV", wav), packetsCase("MP3 128k", mp3), packetsCase("M4A AAC", m4a), packetsCase("FLAC", flac),
     Case(name: "decode IMA ADPCM → s16, \(seconds / 60) min", ours: [tonearm, "convert", ima, out + "-ima.wav", "-d", "LEI16"],
          reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", ima, "-f", "s16le", out + "-ima.raw"],
          referenceName: "ffmpeg -f s16le"),
