@@ -32,6 +32,18 @@ public struct FLACFrameHeader: Hashable, Sendable {
 
     public var channels: Int { channelAssignment < 8 ? channelAssignment + 1 : 2 }
 
+    public init(isVariableBlockSize: Bool, blockSize: Int, sampleRate: Int, channelAssignment: Int, bitsPerSample: Int,
+                number: UInt64, length: Int)
+    {
+        self.isVariableBlockSize = isVariableBlockSize
+        self.blockSize = blockSize
+        self.sampleRate = sampleRate
+        self.channelAssignment = channelAssignment
+        self.bitsPerSample = bitsPerSample
+        self.number = number
+        self.length = length
+    }
+
     /// The longest header: 2 + 2 + 7 (number) + 2 (block size) + 2 (rate) + 1 (CRC).
     public static let maximumLength = 16
 
@@ -259,25 +271,25 @@ struct FLACFrameScanner {
 
     /// The first index `i` in `from..<to` where a sync code may begin: `p[i]` is 0xFF and
     /// `p[i + 1]` is 0xF8 or 0xF9, or `p[i]` is 0xFF and the last of the `count` bytes (its
-    /// partner has not arrived). `to` when there is none. Sixteen bytes at a time.
+    /// partner has not arrived). `to` when there is none. Eight bytes at a time: a byte of
+    /// `~word` is zero where the word has 0xFF (plain integer code, which stays quick in
+    /// debug builds too, unlike SIMD types).
     @inline(__always)
     static func findSync(_ p: UnsafeRawPointer, from: Int, to: Int, count: Int) -> Int {
         var i = from
-        let ff = SIMD16<UInt8>(repeating: 0xFF), fe = SIMD16<UInt8>(repeating: 0xFE), f8 = SIMD16<UInt8>(repeating: 0xF8)
-        while i < to && i + 17 <= count {
-            let a = p.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self)
-            let b = p.loadUnaligned(fromByteOffset: i + 1, as: SIMD16<UInt8>.self)
-            let m = (a .== ff) .& ((b & fe) .== f8)
-            if any(m) {
-                for k in 0..<16 where m[k] { return min(i + k, to) }
-            }
-            i += 16
-        }
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         while i < to {
-            if p.load(fromByteOffset: i, as: UInt8.self) == 0xFF {
-                if i + 1 == count { return i }
-                if p.load(fromByteOffset: i + 1, as: UInt8.self) & 0xFE == 0xF8 { return i }
+            if i + 8 <= to {
+                let x = ~UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                let z = (x &- ones) & ~x & highs  // exact up to the first zero byte
+                if z == 0 { i += 8; continue }
+                i += z.trailingZeroBitCount >> 3
+            } else if p.load(fromByteOffset: i, as: UInt8.self) != 0xFF {
+                i += 1
+                continue
             }
+            // p[i] is 0xFF.
+            if i + 1 == count || p.load(fromByteOffset: i + 1, as: UInt8.self) & 0xFE == 0xF8 { return i }
             i += 1
         }
         return to

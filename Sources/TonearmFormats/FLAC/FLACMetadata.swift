@@ -69,7 +69,7 @@ public struct FLACStreamInfo: Hashable, Sendable {
     public static func read(_ b: [UInt8]) throws(AudioError) -> FLACStreamInfo {
         guard b.count >= size else { throw AudioError(.invalidFile, "STREAMINFO has \(b.count) bytes, not \(size)") }
         func int(_ at: Int, _ n: Int) -> Int { (at..<at + n).reduce(0) { $0 << 8 | Int(b[$1]) } }
-        let packed = UInt64(int(10, 8))  // rate 20, channels 3, bits 5, total 36
+        let packed = (10..<18).reduce(UInt64(0)) { $0 << 8 | UInt64(b[$1]) }  // rate 20, channels 3, bits 5, total 36
         let info = FLACStreamInfo(
             minimumBlockSize: int(0, 2), maximumBlockSize: int(2, 2), minimumFrameSize: int(4, 3),
             maximumFrameSize: int(7, 3), sampleRate: Int(packed >> 44), channels: Int((packed >> 41) & 7) + 1,

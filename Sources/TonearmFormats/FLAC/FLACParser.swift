@@ -219,7 +219,9 @@ public final class FLACParser: PropertyStoringParser {
                 if let old = properties.info[key] { properties.info[key] = old + "; " + value } else { properties.info[key] = value }
             }
             for (name, value) in comment.fields where name.uppercased() == "WAVEFORMATEXTENSIBLE_CHANNEL_MASK" {
+                // The speaker positions become the channel layout, not text.
                 channelMaskFromTags = FLACParser.parseMask(value)
+                properties.info[name.lowercased()] = nil
             }
             if properties.albumArtwork == nil {
                 for text in comment.pictureBlocks {
@@ -460,8 +462,11 @@ public final class FLACParser: PropertyStoringParser {
                         if let size = lastFrameSize(p + s, count: count - s, header: h, crc: c, tables: tables) {
                             record(start: s, size: size, header: h, input: input, fixedFrames: fixedFrames,
                                    wantsPackets: wantsPackets, descriptions: &descriptions)
+                            finished = true
+                        } else {
+                            // Cut short or damaged: whatever frames follow it are looked for.
+                            corrupt = true
                         }
-                        finished = true
                     }
                     return
                 }
@@ -520,23 +525,25 @@ public final class FLACParser: PropertyStoringParser {
         lastFrameEnd = absolute + Int64(size)
     }
 
-    /// The size of the frame that runs to the end of the stream: all of it when its CRC-16
-    /// is right; otherwise up to where the CRC is right if only a tag (ID3v1, APEv2, ID3v2)
-    /// or zero padding follows; nil when the frame is cut or damaged (it is dropped).
+    /// The size of the frame that runs to the end of the stream: the first length at which
+    /// its CRC-16 is right and only a tag (ID3v1, APEv2, ID3v2), zero padding or nothing
+    /// follows (zeros after a frame leave its CRC at 0, so they cannot tell); nil when the
+    /// frame is cut short or damaged.
     private func lastFrameSize(_ p: UnsafeRawPointer, count: Int, header: FLACFrameHeader, crc: UInt16,
                                tables: UnsafePointer<UInt32>) -> Int?
     {
-        if crc == 0 && count >= header.length + 3 { return count }
+        let minimum = header.length + 3
+        guard count >= minimum else { return nil }
+        // The usual case: the CRC of everything is right and the last byte is not padding.
+        if crc == 0 && p.load(fromByteOffset: count - 1, as: UInt8.self) != 0 { return count }
         var c: UInt16 = 0
         var q = 0
-        while q < min(count, header.length + 2) {
-            c = FLACCRC.update(c, byte: p.load(fromByteOffset: q, as: UInt8.self), tables)
-            q += 1
-        }
         while q < count {
             c = FLACCRC.update(c, byte: p.load(fromByteOffset: q, as: UInt8.self), tables)
             q += 1
-            if c == 0 && FLACParser.isTrailer(UnsafeRawBufferPointer(start: p + q, count: count - q)) { return q }
+            if c == 0 && q >= minimum && FLACParser.isTrailer(UnsafeRawBufferPointer(start: p + q, count: count - q)) {
+                return q
+            }
         }
         return nil
     }
