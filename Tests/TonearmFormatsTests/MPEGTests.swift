@@ -55,6 +55,14 @@ final class MPEGTests: XCTestCase {
             XCTAssertEqual(try stream.packetTableInfo, try file.packetTableInfo, name)
             XCTAssertEqual(try stream.packetTableInfo.numberValidFrames, Int64(g.decodedFrames), name)
             XCTAssertFalse(try XCTUnwrap(stream.properties).isEstimated, name)
+            // 'pkby' and 'bypk' on a stream: no table, so estimated from the Xing totals.
+            let average = Double(try stream.audioDataByteCount) / Double(try stream.audioDataPacketCount)
+            let byte = try stream.byte(forPacket: 10)
+            XCTAssertTrue(byte.isEstimated, name)
+            XCTAssertEqual(byte.byte, Int64((average * 10).rounded(.down)), name)
+            let packet = try stream.packet(forByte: byte.byte + 1)
+            XCTAssertTrue(packet.isEstimated, name)
+            XCTAssertEqual(packet.packet, 10, name)
             // The Xing byte count includes the Xing frame; the data starts after it.
             XCTAssertEqual(r.audioDataByteCount, try file.audioDataByteCount, name)
         }

@@ -64,7 +64,11 @@ public struct AACAudioConfig: Sendable, Equatable {
         }
         func rate() throws(AudioError) -> Int {
             let i = try bits(4)
-            if i == 15 { return try bits(24) }
+            if i == 15 {
+                let r = try bits(24)
+                guard r > 0 else { throw AudioError(.unsupportedDataFormat, "a sample rate of 0") }
+                return r
+            }
             guard i < sampleRates.count else { throw AudioError(.unsupportedDataFormat, "sampling frequency index \(i) is reserved") }
             return sampleRates[i]
         }

@@ -401,14 +401,16 @@ public final class FramedParser<Format: FramedFormat>: PropertyStoringParser {
             throw AudioError(.invalidPacketOffset, "packet \(packet) is past the last packet (\(count))")
         }
         if let offset = format.estimatedOffset(ofPacket: packet) { return (offset, true) }
+        var bytesPerPacket: Double?
         if let bytes = p.audioDataByteCount, let packets = p.audioDataPacketCount, packets > 0 {
-            return (Int64((Double(bytes) / Double(packets) * Double(packet)).rounded(.down)), true)
+            bytesPerPacket = Double(bytes) / Double(packets)
+        } else if let bits = p.bitRate, bits > 0, let f = p.dataFormat, f.sampleRate > 0, f.framesPerPacket > 0 {
+            bytesPerPacket = Double(bits) / 8 * Double(f.framesPerPacket) / f.sampleRate
         }
-        if let bits = p.bitRate, bits > 0, let f = p.dataFormat, f.sampleRate > 0, f.framesPerPacket > 0 {
-            let bytesPerPacket = Double(bits) / 8 * Double(f.framesPerPacket) / f.sampleRate
-            return (Int64((bytesPerPacket * Double(packet)).rounded(.down)), true)
-        }
-        throw AudioError(.valueUnknown, "the packet size is not known")
+        guard let bytesPerPacket else { throw AudioError(.valueUnknown, "the packet size is not known") }
+        let offset = (bytesPerPacket * Double(packet)).rounded(.down)
+        guard offset.isFinite, offset < 0x1p62 else { throw AudioError(.invalidPacketOffset, "packet \(packet) is out of range") }
+        return (Int64(offset), true)
     }
 }
 
