@@ -222,6 +222,14 @@ final class MP4BoxTests: XCTestCase {
         // The extension says "no SBR" (ffmpeg writes this): plain AAC.
         let noSBR = asc { w in w.put(2, 5); w.put(4, 4); w.put(2, 4); w.put(0, 3); w.put(0x2B7, 11); w.put(5, 5); w.put(0, 1) }
         XCTAssertEqual(try format(B.mp4a(noSBR)).dataFormat?.formatID, .mpeg4AAC)
+        XCTAssertNil(try format(B.mp4a(noSBR)).formatList)
+        // AAC LC at 22.05 kHz that says nothing of SBR may carry it implicitly: the format
+        // list offers HE-AAC at 44.1 kHz first; the data format stays AAC. ffmpeg says "no SBR".
+        let implicit = try format(B.mp4a([0x13, 0x88], channels: 1, rate: 22050))
+        XCTAssertEqual(implicit.dataFormat?.formatID, .mpeg4AAC)
+        XCTAssertEqual(implicit.formatList?.map(\.format.formatID), [.mpeg4AAC_HE, .mpeg4AAC])
+        XCTAssertEqual(implicit.formatList?.map(\.format.sampleRate), [44100, 22050])
+        XCTAssertNil(try AudioFile(path: MP4Kit.path("aac_3gpp.3gp")).properties.formatList)
 
         // 960-sample frames; AAC-LD; an escaped sampling rate.
         let short = asc { w in w.put(2, 5); w.put(3, 4); w.put(1, 4); w.put(1, 1); w.put(0, 2) }

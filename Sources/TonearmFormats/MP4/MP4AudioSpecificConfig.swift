@@ -17,6 +17,9 @@ struct AudioSpecificConfig: Equatable, Sendable {
     var extensionSampleRate: Double?
     /// Parametric stereo is present (HE-AAC v2).
     var ps = false
+    /// The config says whether SBR is there (explicitly, or with a sync extension); when it
+    /// does not, SBR may still hide in the bitstream (implicit signalling).
+    var sbrSignalled = false
 
     static let rates: [Double] = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
 
@@ -60,6 +63,7 @@ struct AudioSpecificConfig: Equatable, Sendable {
         if type == 5 || type == 29 {
             // Explicit hierarchical signalling: the extension rate, then the core's object type.
             explicitExtension = true
+            config.sbrSignalled = true
             config.sbr = true
             config.ps = type == 29
             config.extensionSampleRate = try rate(&r)
@@ -99,6 +103,7 @@ struct AudioSpecificConfig: Equatable, Sendable {
             if try bits(&r, 11) == 0x2B7 {
                 let extensionType = try objectType(&r)
                 if extensionType == 5 {
+                    config.sbrSignalled = true
                     if try bits(&r, 1) == 1 {
                         config.sbr = true
                         config.extensionSampleRate = try rate(&r)
@@ -171,8 +176,15 @@ struct AudioSpecificConfig: Equatable, Sendable {
     }
 
     /// The formats a decoder may produce, richest first, as Apple's FormatList offers them
-    /// for HE-AAC; nil for plain AAC.
+    /// for HE-AAC; nil for plain AAC. AAC LC whose config leaves SBR open, at a core rate of
+    /// 24 kHz or less, may carry it implicitly: HE-AAC at twice the rate is offered first.
     var formatList: [AudioFormatListItem]? {
+        if !sbr && !sbrSignalled && objectType == 2 && sampleRate <= 24000 {
+            var implicit = self
+            implicit.sbr = true
+            implicit.extensionSampleRate = sampleRate * 2
+            return implicit.formatList
+        }
         guard sbr else { return nil }
         var items: [AudioFormatListItem] = []
         let full = streamDescription
