@@ -304,6 +304,59 @@ final class OggPageTests: XCTestCase {
         XCTAssertEqual(try AudioFile(source: MemorySource(one + one)).audioDataPacketCount, 3)
     }
 
+    /// Damage that a CRC does not catch (the CRC is fixed after each change): codec headers,
+    /// lacing, flags and granule positions with random values reach the codec parsers and the
+    /// timing code; both paths must end with an AudioError or cleanly, never trap.
+    func testMutatedPagesWithRightCRCs() throws {
+        var random = SeededGenerator(seed: 11)
+        for path in OggKit.fixtures {
+            let original = try readWholeFile(path)
+            let pages = try OggGolden(fixture: path).pages.map { $0[0] }
+            for round in 0..<30 {
+                var b = original
+                // Header pages more often than the others.
+                let k = round % 2 == 0 ? Int.random(in: 0..<min(4, pages.count), using: &random) : Int.random(in: 0..<pages.count, using: &random)
+                let at = pages[k]
+                switch Int.random(in: 0..<5, using: &random) {
+                case 0: b[at + 5] = UInt8.random(in: 0...7, using: &random)
+                case 1:
+                    let g = [Int64(-1), 0, Int64.max, Int64.min, Int64(Int32.max), Int64.random(in: -1000...100_000, using: &random)]
+                    let v = UInt64(bitPattern: g[Int.random(in: 0..<g.count, using: &random)])
+                    for i in 0..<8 { b[at + 6 + i] = UInt8(truncatingIfNeeded: v >> (8 * UInt64(i))) }
+                case 2:
+                    let segments = Int(b[at + 26])
+                    if segments > 0 { b[at + 27 + Int.random(in: 0..<segments, using: &random)] = UInt8.random(in: 0...255, using: &random) }
+                default:
+                    let segments = Int(b[at + 26])
+                    let body = at + 27 + segments
+                    let end = min(b.count, body + b[(at + 27)..<body].reduce(0) { $0 + Int($1) })
+                    if end > body {
+                        for _ in 0..<Int.random(in: 1...4, using: &random) {
+                            b[Int.random(in: body..<end, using: &random)] ^= UInt8(1 << Int.random(in: 0..<8, using: &random))
+                        }
+                    }
+                }
+                // Fix the CRC of the changed page, over the extent its header now claims.
+                let segments = Int(b[at + 26])
+                guard at + 27 + segments <= b.count else { continue }
+                let size = min(b.count - at, 27 + segments + b[(at + 27)..<(at + 27 + segments)].reduce(0) { $0 + Int($1) })
+                let crc = b[at..<at + size].withUnsafeBytes { OggCRC.pageChecksum($0) }
+                for i in 0..<4 { b[at + 22 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
+
+                let r = feed(b, pattern: .randomChunks(seed: UInt64(round), maximum: 3000))
+                _ = r.error
+                // AudioFile throws only AudioErrors (typed throws); a trap would end the run.
+                if let file = try? AudioFile(source: MemorySource(b)) {
+                    if let n = try? file.properties.audioDataPacketCount, n > 0 {
+                        _ = try? file.readPacketData(startingAt: 0, count: 8)
+                        _ = try? file.readPacketData(startingAt: n - 1, count: 8)
+                    }
+                    _ = try? file.estimatedDuration
+                }
+            }
+        }
+    }
+
     /// Every fixture survives every damaged variant, and a stream cut anywhere ends cleanly
     /// or with an AudioError.
     func testDamagedVariantsOfEveryFixture() throws {

@@ -220,8 +220,22 @@ struct OggCodec {
             guard p[13] & 0x7F == 0, Int(p[14]) << 16 | Int(p[15]) << 8 | Int(p[16]) == 34 else {
                 throw OggCodec.fail("the Ogg FLAC mapping header has no STREAMINFO")
             }
-            // The same STREAMINFO reading, format, cookie and layout as native FLAC files.
-            let info = try FLACStreamInfo.read(Array(p[17..<51]))
+            // The same format, cookie and layout as native FLAC files. STREAMINFO (RFC 9639
+            // §8.2): block sizes 16+16, frame sizes 24+24, rate 20, channels − 1 3, bits − 1 5,
+            // total samples 36, MD5 128 bits.
+            var b = BitReader(Array(p[17..<51]))
+            let minBlock = Int(b.read(16)!), maxBlock = Int(b.read(16)!)
+            let minFrame = Int(b.read(24)!), maxFrame = Int(b.read(24)!)
+            let rate = Int(b.read(20)!), channels = Int(b.read(3)!) + 1, bits = Int(b.read(5)!) + 1
+            let total = Int64(b.read(36)!)
+            guard maxBlock >= 16, minBlock <= maxBlock else {
+                throw OggCodec.fail("STREAMINFO gives block sizes \(minBlock) to \(maxBlock)")
+            }
+            guard rate > 0 else { throw AudioError(.unsupportedDataFormat, "STREAMINFO gives a sample rate of 0") }
+            guard bits >= 4 else { throw OggCodec.fail("STREAMINFO gives \(bits) bits per sample") }
+            let info = FLACStreamInfo(minimumBlockSize: minBlock, maximumBlockSize: maxBlock, minimumFrameSize: minFrame,
+                                      maximumFrameSize: maxFrame, sampleRate: rate, channels: channels, bitsPerSample: bits,
+                                      totalSamples: total, md5: Array(p[35..<51]))
             if info.maximumFrameSize > 0 { maximumPacketSizeHint = UInt32(info.maximumFrameSize) }
             sourceBitDepth = Int32(info.bitsPerSample)
             format = StreamDescription(sampleRate: Double(info.sampleRate), formatID: .flac,

@@ -536,7 +536,8 @@ public final class OggParser: PropertyStoringParser {
         let preSkip = link.codec?.preSkip ?? 0
         let base = link.base ?? 0
         // From the positions rather than a sum of the packets seen, so that it holds after seeks.
-        var total = max(0, (link.position ?? base &+ link.totalFrames) &- base)
+        // (Granule positions are untrusted: keep the sums far from overflowing.)
+        var total = min(1 << 56, max(0, (link.position ?? base &+ link.totalFrames) &- base))
         if let fpp = link.codec?.format?.framesPerPacket, fpp > 0 {
             // With a constant frame count (FLAC with fixed blocks, Speex) every packet counts
             // whole, as for native FLAC: a short last block ends in remainder frames.
