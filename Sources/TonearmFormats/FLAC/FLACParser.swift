@@ -381,11 +381,57 @@ public final class FLACParser: PropertyStoringParser {
     }
 
     private func stepFrames(_ input: ParserInput) throws(AudioError) -> ParseStep {
+        if !input.wantsPackets, let fetch = input.fetch, let size = input.sourceSize {
+            return try scanToEnd(from: input.offset, size: size, fetch: fetch)
+        }
         switch sync {
         case .searching(let from):
             return try search(input, from: from)
         case .inFrame(let start, let header, let crcEnd, let crc, let searched):
             return try scanFrames(input, start: start, header: header, crcEnd: crcEnd, crc: crc, searched: searched)
+        }
+    }
+
+    /// Bytes read at a time by ``scanToEnd(from:size:fetch:)``.
+    static let scanChunkSize = 1 << 22
+
+    /// The random-access path's frame scan: reads the rest of the file itself, in large
+    /// pieces through the source's byte range reader, rather than a driver block at a time
+    /// (half the copying), and steps through each piece as the driver would.
+    private func scanToEnd(from start: Int64, size: Int64, fetch: ByteRangeFetcher) throws(AudioError) -> ParseStep {
+        var at = start
+        var chunkSize = FLACParser.scanChunkSize
+        var stalls = 0
+        while true {
+            let want = Int(min(Int64(chunkSize), max(0, size - at)))
+            let chunk = try fetch(at, want)
+            let isEnd = chunk.count < want || at + Int64(chunk.count) >= size
+            var used = 0
+            var needMore = false
+            while !needMore {
+                let step: ParseStep = try chunk.withBytes { raw throws(AudioError) in
+                    let input = ParserInput(bytes: UnsafeRawBufferPointer(rebasing: raw[used...]), offset: at + Int64(used),
+                                            isEndOfStream: isEnd, canSeek: true, wantsPackets: false, sourceSize: size)
+                    return try self.step(input)  // without a fetcher, so it steps here
+                }
+                switch step {
+                case .consume(let n):
+                    stalls = n == 0 ? stalls + 1 : 0
+                    if stalls > 64 { throw AudioError.malformed("the FLAC frame scan made no progress at byte \(at + Int64(used))") }
+                    used += n
+                case .needMore:
+                    if isEnd { return .finished }
+                    needMore = true
+                case .finished:
+                    return .finished
+                case .packets, .seek:
+                    throw AudioError(.unspecified, "the FLAC frame scan went astray at byte \(at + Int64(used))")
+                }
+            }
+            // A frame (or a stretch of junk) longer than what is left of the piece: read on
+            // from where the scan stands, with room for the longest frame.
+            if used == 0 && chunk.count == want { chunkSize *= 2 } else { chunkSize = FLACParser.scanChunkSize }
+            at += Int64(used)
         }
     }
 
