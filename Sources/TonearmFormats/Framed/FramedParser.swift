@@ -217,9 +217,8 @@ public final class FramedParser<Format: FramedFormat>: PropertyStoringParser {
         // Nothing whole at the start of the input.
         let eos = input.isEndOfStream
         if n < h { return eos ? try endOfData(input) : .needMore }
-        if let hd = format.header(at: base), hd.streamKey == key {
+        if format.header(at: base)?.streamKey == key {
             // A frame that is not all there (or, on the scan, runs past the end of the source).
-            _ = hd
             return eos || scanning && limit != nil ? try endOfData(input) : .needMore
         }
         switch FramedTags.tag(in: b, at: 0, isEndOfStream: eos, atFrameBoundary: true) {
