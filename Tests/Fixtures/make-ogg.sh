@@ -14,7 +14,7 @@
 # ffmpeg's decoded frame count, and facts the script reads from the bytes itself (the
 # pages, the Vorbis comments, the pictures).
 #
-# Surprises seen while writing it (also in README.md):
+# Surprises seen while writing it:
 #   * None of these encoders splits a packet across pages for files this short (libogg
 #     prefers to end a page where a packet ends), hence the re-paged fixtures.
 #   * ffmpeg's muxer writes serial number 0 (plus -serial_offset) under +bitexact.

@@ -226,6 +226,22 @@ final class OggPageTests: XCTestCase {
                                          .readyToProducePackets, .packetTableInfo])
     }
 
+    /// Chapters in Vorbis comments (CHAPTERnnn, CHAPTERnnnNAME) become the file's chapters.
+    func testChaptersFromComments() throws {
+        var packets = [OggBuilder.opusHead(), OggBuilder.opusTags([
+            ("CHAPTER002", "00:01:02.500"), ("CHAPTER002NAME", "Two"), ("CHAPTER001", "00:00:00.000"),
+            ("CHAPTER001NAME", "One"), ("chapter003", "1:00:00"), ("CHAPTER004", "bad"), ("CHAPTER005NAME", "no start"),
+        ])]
+        packets.append([0xFC, 1])
+        let f = try AudioFile(source: MemorySource(OggBuilder.stream(packets: packets, granules: [0, 0, 960])))
+        XCTAssertEqual(try f.properties.chapters, [Chapter(start: 0, title: "One"), Chapter(start: 62.5, title: "Two"),
+                                                   Chapter(start: 3600, title: "")])
+        XCTAssertEqual(OggCodec.chapterTime("01:02"), 62)
+        XCTAssertNil(OggCodec.chapterTime("1:2:3:4"))
+        XCTAssertNil(OggCodec.chapterTime("1.5:00"))
+        XCTAssertNil(OggCodec.chapterTime("-1:00"))
+    }
+
     /// A stream that begins later than 0 (cut from a live stream): its first page's granule
     /// is larger than its packets' frames, so its packets start at that time and nothing is priming.
     func testStreamThatStartsLater() throws {

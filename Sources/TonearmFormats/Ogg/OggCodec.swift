@@ -328,6 +328,42 @@ struct OggCodec {
     /// The tags as an InfoDictionary.
     var info: InfoDictionary { comment?.infoDictionary ?? InfoDictionary() }
 
+    /// Chapters from the comment fields `CHAPTERnnn=HH:MM:SS.sss` and `CHAPTERnnnNAME=title`
+    /// (the chapter extension to Vorbis comments), in start order; fields that do not parse
+    /// are ignored.
+    var chapters: [Chapter] {
+        guard let comment else { return [] }
+        var starts: [String: Double] = [:], names: [String: String] = [:]
+        for (name, value) in comment.fields {
+            let upper = name.uppercased()
+            guard upper.hasPrefix("CHAPTER") else { continue }
+            let rest = upper.dropFirst(7)
+            let digits = String(rest.prefix { $0.isASCII && $0.isNumber })
+            guard !digits.isEmpty, digits.count <= 4 else { continue }
+            switch rest.dropFirst(digits.count) {
+            case "": if let t = OggCodec.chapterTime(value) { starts[digits] = t }
+            case "NAME": names[digits] = value
+            default: continue
+            }
+        }
+        return starts.map { Chapter(start: $0.value, title: names[$0.key] ?? "") }
+            .sorted { ($0.start, $0.title) < ($1.start, $1.title) }
+    }
+
+    /// `HH:MM:SS.sss` (hours and fraction optional) in seconds.
+    static func chapterTime(_ text: String) -> Double? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard (2...3).contains(parts.count) else { return nil }
+        var seconds = 0.0
+        for (i, part) in parts.enumerated() {
+            let last = i == parts.count - 1
+            guard !part.isEmpty, part.allSatisfy({ $0.isASCII && ($0.isNumber || (last && $0 == ".")) }),
+                  let v = Double(part), v.isFinite, last || v == v.rounded() else { return nil }
+            seconds = seconds * 60 + v
+        }
+        return seconds
+    }
+
     /// The cover: the front cover (picture type 3) when there is one, else the first picture.
     var artwork: [UInt8]? { (pictures.first { $0.type == 3 } ?? pictures.first)?.data }
 

@@ -516,6 +516,7 @@ public final class OggParser: PropertyStoringParser {
         properties.channelLayout = codec.channelLayout
         properties.sourceBitDepth = codec.sourceBitDepth
         properties.dataFormatName = codec.kind.name
+        properties.chapters = codec.chapters
         properties.packetTableInfo = nil
         if firstLink {
             properties.dataOffset = dataOffset
