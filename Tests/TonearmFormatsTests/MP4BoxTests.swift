@@ -579,6 +579,19 @@ final class MP4BoxTests: XCTestCase {
         XCTAssertLessThan(maxRSS() - before, 200 << 20, "peak memory grew by \(maxRSS() - before) bytes")
     }
 
+    /// Chunks that go back in the file: refused (a run of packets is read as one byte range,
+    /// and a stream cannot go back); found by fuzzing, where AudioFile's range trapped.
+    func testSamplesOutOfFileOrder() throws {
+        var t = B.Track()
+        t.sizes = [3, 3, 3, 3, 3, 3]
+        var bytes = B.file(t)
+        let stco = (0...(bytes.count - 4)).first { Array(bytes[$0..<$0 + 4]) == Array("stco".utf8) }!
+        let first = Array(bytes[(stco + 12)..<(stco + 16)]), second = Array(bytes[(stco + 16)..<(stco + 20)])
+        bytes.replaceSubrange((stco + 12)..<(stco + 20), with: second + first)
+        XCTAssertEqual(error(bytes)?.code, .invalidChunk)
+        XCTAssertEqual(feed(bytes, pattern: .allAtOnce).error?.code, .invalidChunk)
+    }
+
     /// Not MP4 at all, or MP4 without audio.
     func testNotAudio() throws {
         var t = B.Track()

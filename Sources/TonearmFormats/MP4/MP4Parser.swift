@@ -53,8 +53,6 @@ public final class MP4Parser: PropertyStoringParser {
     private var track: Track?
     /// The next sample of the table to hand out (push path).
     private var nextSample = 0
-    /// False when the table's offsets do not grow with the sample index (resume searches then).
-    private var tableIsSorted = true
     /// The current fragment's samples, with absolute offsets and frames (push path).
     private var pending: [PacketDescription] = []
     private var nextPending = 0
@@ -452,6 +450,9 @@ public final class MP4Parser: PropertyStoringParser {
             }
             for i in 0..<n { d[i].startOffset -= lowest }
         }
+        // Packets are read and streamed in file order; a table that goes back is refused
+        // (no encoder writes one, and AudioFile reads a run of packets as one byte range).
+        guard sorted else { throw AudioError(.invalidChunk, "the audio track's samples are not in file order") }
         if !sameScale {
             for i in list.timestamps.indices { list.timestamps[i] = frames(list.timestamps[i], track) }
         }
@@ -488,7 +489,6 @@ public final class MP4Parser: PropertyStoringParser {
             remainder = 0
         }
 
-        tableIsSorted = sorted
         properties.dataFormat = format
         properties.packetTable = list.descriptions
         properties.packetTimestamps = list.timestamps
@@ -579,23 +579,17 @@ public final class MP4Parser: PropertyStoringParser {
         guard let table = properties.packetTable, let base = properties.dataOffset else {
             throw AudioError(.illegalOperation, "the packet table is not known")
         }
+        // The table is in file order (install refuses others): the first sample at or after the offset.
         let target = offset - base
-        var index: Int
-        if tableIsSorted {
-            var lo = 0, hi = table.count
-            while lo < hi {
-                let mid = (lo + hi) / 2
-                if table[mid].startOffset < target { lo = mid + 1 } else { hi = mid }
-            }
-            index = lo
-        } else {
-            index = table.firstIndex { $0.startOffset == target } ?? table.count
+        var lo = 0, hi = table.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if table[mid].startOffset < target { lo = mid + 1 } else { hi = mid }
         }
-        guard index < table.count || target == (table.last.map { $0.startOffset + Int64($0.dataByteSize) } ?? 0) else {
+        guard lo < table.count || target == (table.last.map { $0.startOffset + Int64($0.dataByteSize) } ?? 0) else {
             throw AudioError(.invalidPacketOffset, "byte \(offset) is outside the audio data")
         }
-        index = min(index, table.count)
-        nextSample = index
+        nextSample = lo
         state = .samples
     }
 }
