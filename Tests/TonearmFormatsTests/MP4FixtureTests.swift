@@ -400,6 +400,33 @@ final class MP4FixtureTests: XCTestCase {
         XCTAssertEqual(fetched.packets, try MP4Kit.filePackets(file))
         XCTAssertEqual(fetched.properties?.isOptimized, false)
         XCTAssertEqual(fetched.notifications.last, .readyToProducePackets)
+        // A caller may answer 'optm' by setting a fetcher and parsing on: nothing is lost.
+        var recovered = MP4Kit.Packets()
+        let stream = AudioFileStream(propertyListener: { _, _, _ in }, packets: { _, _, data, descriptions in
+            for d in descriptions! {
+                recovered.data += data[Int(d.startOffset)..<Int(d.startOffset) + Int(d.dataByteSize)]
+                recovered.sizes.append(Int(d.dataByteSize))
+                recovered.frames.append(d.variableFramesInPacket)
+            }
+        })
+        var i = 0
+        var sawOptm = false
+        while i < bytes.count {
+            let n = min(100, bytes.count - i)
+            do throws(AudioError) {
+                try stream.parse(bytes[i..<i + n])
+                i += n
+            } catch {
+                XCTAssertEqual(error.code, .notOptimized)
+                XCTAssertFalse(sawOptm, "once")
+                sawOptm = true
+                i += n
+                stream.byteRangeFetcher = { o, c throws(AudioError) in Array(bytes[Int(o)..<min(bytes.count, Int(o) + c)]) }
+            }
+        }
+        try stream.parse(nil)
+        XCTAssertTrue(sawOptm)
+        XCTAssertEqual(recovered, fetched.packets)
         // Same for the faststart twin: the packets are the same bytes.
         XCTAssertEqual(fetched.packets, MP4Kit.stream(try MP4Kit.bytes("aac_faststart.m4a")).packets)
     }
