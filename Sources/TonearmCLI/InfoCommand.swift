@@ -76,8 +76,15 @@ enum InfoCommand {
             c.print("audio \(validFrames) valid frames + \(priming) priming + \(remainder) remainder = \(validFrames + priming + remainder)")
             if let bits = p.sourceBitDepth { c.print("source bit depth: I\(bits)") }
             c.print("format list:")
-            c.print("[ 0] format:\t  \(format)")
-            if let l = p.channelLayout { c.print("     Channel layout: \(l)") }
+            if let list = p.formatList, !list.isEmpty {
+                for (i, item) in list.enumerated() {
+                    c.print("[\(i < 10 ? " " : "")\(i)] format:\t  \(item.format)")
+                    c.print("     Channel layout: \(ChannelLayout(tag: item.channelLayoutTag))")
+                }
+            } else {
+                c.print("[ 0] format:\t  \(format)")
+                if let l = p.channelLayout { c.print("     Channel layout: \(l)") }
+            }
             if !p.markers.isEmpty {
                 c.print("markers:")
                 for m in p.markers { c.print("  \(m.markerID): frame \(Int64(m.framePosition)) \(m.name)") }

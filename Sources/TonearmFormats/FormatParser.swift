@@ -78,6 +78,11 @@ public protocol FormatParser: AnyObject {
     /// After a seek: the next bytes begin at absolute `offset`, which lies in the audio data
     /// at a packet boundary that ``byteOffset(ofPacket:)`` gave.
     func resume(at offset: Int64) throws(AudioError)
+
+    /// The byte offset of a packet relative to the data offset, and whether it is an
+    /// estimate. The default answers from constant packet sizes, the packet table, or the
+    /// average packet size; a format with better knowledge (a Xing TOC) overrides it.
+    func byteOffset(ofPacket packet: Int64) throws(AudioError) -> (offset: Int64, isEstimated: Bool)
 }
 
 extension FormatParser {
