@@ -334,6 +334,32 @@ final class FLACTests: XCTestCase {
         XCTAssertTrue(try plain.byteOffset(ofPacket: 3).isEstimated)
     }
 
+    /// AudioFileStream's seek reaches the SEEKTABLE: exact at a seek point, estimated and
+    /// flagged past the last one; either way the stream goes on from the next whole frame.
+    func testStreamSeeksWithTheSeekTable() throws {
+        let path = fixturesDirectory + "/flac/flac_seektable.flac"
+        let g = try XCTUnwrap(Kit.Golden(fixture: path))
+        let bytes = try readWholeFile(path)
+        let dataOffset = g.int("dataOffset"), offsets = g.ints("packetOffsets"), sizes = g.ints("packetSizes")
+        for (packet, exact) in [(5, true), (0, true), (8, true), (9, false)] {
+            var got: [Int] = []
+            let stream = AudioFileStream(propertyListener: { _, _, _ in }, packets: { _, _, _, d in
+                got += d!.map { Int($0.dataByteSize) }
+            })
+            try stream.parse(Array(bytes[..<(dataOffset + 100)]))
+            let (offset, flags) = try stream.seek(toPacket: Int64(packet))
+            XCTAssertEqual(flags.contains(.offsetIsEstimated), !exact, "packet \(packet)")
+            if exact { XCTAssertEqual(Int(offset), offsets[packet] - dataOffset, "packet \(packet)") }
+            XCTAssertEqual(try stream.byte(forPacket: Int64(packet)).byte, offset)
+            got = []
+            try stream.parse(Array(bytes[(dataOffset + Int(offset))...]), flags: .discontinuity)
+            try stream.parse(nil)
+            let first = offsets.firstIndex { $0 >= dataOffset + Int(offset) } ?? offsets.count
+            XCTAssertEqual(got, Array(sizes[first...]), "packet \(packet)")
+            if exact { XCTAssertEqual(first, packet) }
+        }
+    }
+
     /// After a discontinuity the stream looks for the next frame header: the frame cut by
     /// the gap is lost, every later one arrives whole.
     func testDiscontinuityResynchronises() throws {

@@ -392,12 +392,14 @@ public final class FLACParser: PropertyStoringParser {
         }
     }
 
-    /// Bytes read at a time by ``scanToEnd(from:size:fetch:)``.
-    static let scanChunkSize = 1 << 22
+    /// Bytes read at a time by ``scanToEnd(from:size:fetch:)``: small enough that a piece
+    /// stays in the CPU's cache between its read and its scan (pieces of 4 MiB cost 15%
+    /// more), and doubled for a frame that does not fit.
+    static let scanChunkSize = 1 << 18
 
-    /// The random-access path's frame scan: reads the rest of the file itself, in large
-    /// pieces through the source's byte range reader, rather than a driver block at a time
-    /// (half the copying), and steps through each piece as the driver would.
+    /// The random-access path's frame scan: reads the rest of the file itself, in pieces
+    /// through the source's byte range reader rather than through the driver's buffer (a
+    /// copy less), and steps through each piece as the driver would.
     private func scanToEnd(from start: Int64, size: Int64, fetch: ByteRangeFetcher) throws(AudioError) -> ParseStep {
         var at = start
         var chunkSize = FLACParser.scanChunkSize
