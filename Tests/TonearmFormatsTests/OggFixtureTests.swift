@@ -490,6 +490,51 @@ final class OggFixtureTests: XCTestCase {
         }
     }
 
+    /// AudioFileStream's seek(toPacket:): back to a packet already seen it is exact (the page
+    /// where the packet begins; that page's earlier packets come first); ahead it is an estimate
+    /// and says so. AudioFile's parser answers every packet's page exactly.
+    func testSeekToPacketOnBothPaths() throws {
+        for name in ["opus_ffmpeg_mono", "vorbis_ffmpeg_mono", "flac_flac_mono", "vorbis_small_pages", "opus_small_pages"] {
+            let path = try XCTUnwrap(OggKit.fixtures.first { $0.contains(name) })
+            let bytes = try readWholeFile(path)
+            let all = OggKit.stream(bytes).observed
+            var delivered: [[UInt8]] = []
+            let stream = AudioFileStream(propertyListener: { _, _, _ in }, packets: { _, _, data, descriptions in
+                for d in descriptions! { delivered.append(Array(data[Int(d.startOffset)..<Int(d.startOffset) + Int(d.dataByteSize)])) }
+            })
+            // All but the last page: packets ahead of what was read are estimates.
+            let lastPage = try OggGolden(fixture: path).pages.last![0]
+            try stream.parse(bytes[..<lastPage])
+            XCTAssertEqual(try stream.seekOffset(toPacket: Int64(all.count - 1)).isEstimated, all.last!.entry.page >= lastPage, name)
+            XCTAssertFalse(try stream.seekOffset(toPacket: 0).isEstimated, name)
+            try stream.parse(bytes[lastPage...])
+            try stream.parse(nil)
+            let dataOffset = try stream.dataOffset
+            for target in [0, 1, all.count / 2, all.count - 1] {
+                let (offset, estimated) = try stream.seekOffset(toPacket: Int64(target))
+                XCTAssertFalse(estimated, "\(name) packet \(target)")
+                XCTAssertEqual(dataOffset + offset, all[target].entry.page, "\(name) packet \(target)")
+                delivered = []
+                try stream.parse(bytes[Int(dataOffset + offset)...], flags: .discontinuity)
+                try stream.parse(nil)
+                // Exactly the packets that begin on that page or later (continued ones wait until
+                // the driver takes them).
+                let expected = all.filter {
+                    $0.entry.page >= dataOffset + offset && (OggParser.driverTakesOwnedPackets || $0.entry.pieces == nil)
+                }
+                XCTAssertTrue(expected.map(\.data) == delivered, "\(name) packet \(target)")
+            }
+            XCTAssertThrowsError(try stream.seekOffset(toPacket: -1))
+            // The random-access path knows every packet's page.
+            let parser = try OggKit.index(bytes)
+            for (i, e) in parser.packetIndex.enumerated() {
+                XCTAssertEqual(try parser.byteOffset(ofPacket: Int64(i)).offset, e.page - dataOffset, "\(name) packet \(i)")
+            }
+            XCTAssertEqual(try parser.byteOffset(ofPacket: Int64(parser.packetIndex.count)).offset, parser.properties.audioDataByteCount)
+            XCTAssertThrowsError(try parser.byteOffset(ofPacket: Int64(parser.packetIndex.count + 1)))
+        }
+    }
+
     /// A flipped bit in one page: that page fails its CRC and is dropped, with the packets
     /// that have bytes in it; the parser finds the next page, and the packets after it keep
     /// their bytes and times (a Vorbis packet right after the gap decodes to nothing).

@@ -187,3 +187,29 @@ extension OggParser {
         return (data, descriptions)
     }
 }
+
+extension OggParser {
+    /// The byte offset, relative to the data offset, of the page where a packet of the first
+    /// link begins: the place a reader resumes from (``resume(at:)``), after which the packets
+    /// that begin on that page come out first. Exact on the random-access path, and on the
+    /// push path for packets already seen while the stream was read in order; otherwise
+    /// estimated from the average packet size so far (and flagged). One past the last packet
+    /// answers the end of the audio data, on the random-access path.
+    public func byteOffset(ofPacket packet: Int64) throws(AudioError) -> (offset: Int64, isEstimated: Bool) {
+        guard packet >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(packet) is negative") }
+        guard isReady, let dataOffset = properties.dataOffset else {
+            throw AudioError(.valueUnknown, "the headers have not been read yet")
+        }
+        if properties.packetTimestamps != nil {
+            if packet < Int64(packetIndex.count) { return (packetIndex[Int(packet)].page - dataOffset, false) }
+            if packet == Int64(packetIndex.count) { return (properties.audioDataByteCount ?? 0, false) }
+            throw AudioError(.invalidPacketOffset, "packet \(packet) is past the last packet (\(packetIndex.count))")
+        }
+        if packet <= indexedThrough, let i = OggParser.lastIndex(in: pageStarts, where: { $0.packet <= packet }) {
+            return (pageStarts[i].offset - dataOffset, false)
+        }
+        let seen = packetsSeen
+        guard seen.count > 0, seen.bytes > 0 else { throw AudioError(.valueUnknown, "no packet has been seen yet") }
+        return (Int64((Double(seen.bytes) / Double(seen.count) * Double(packet)).rounded(.down)), true)
+    }
+}

@@ -13,6 +13,8 @@ struct OggPacketEntry: Sendable, Equatable {
     var pts: Int64
     /// The byte ranges of a packet that continues across pages (nil when it lies in one page).
     var pieces: [Range<Int64>]?
+    /// Absolute offset of the page where the packet begins: where a reader can start from.
+    var page: Int64 = 0
 }
 
 /// The Ogg parser ('Oggs', a Tonearm extension: Apple has no Ogg type): pages (RFC 3533),
@@ -35,6 +37,11 @@ struct OggPacketEntry: Sendable, Equatable {
 ///   (start trimming), Opus's pre-skip (priming) and the last granule (end trimming): exact on
 ///   the random-access path, which reads every page, and announced at the end of each link on
 ///   the push path.
+/// - **Seeking.** ``byteOffset(ofPacket:)`` answers the page where a packet begins (exact on
+///   the random-access path and, on the push path, for packets already read in order; else an
+///   estimate, flagged); ``seekOffset(toFrame:fetch:sourceSize:)`` bisects granule positions.
+///   After ``resume(at:)`` the packets that begin on that page or later come out, timed again
+///   from the next granule position.
 /// - **Packets that span pages.** Every packet is put together, but ``ParserDriver`` can hand
 ///   on only bytes that lie together in its buffer. So on the push path the packets that lie
 ///   within one page are delivered, and a packet continued across pages is counted in
@@ -77,6 +84,21 @@ public final class OggParser: PropertyStoringParser {
     private(set) var packetIndex: [OggPacketEntry] = []
     /// True once a packet of the first link continued across pages (random-access path).
     private(set) var hasSpanningPackets = false
+    /// Push path, first link: each page on which a packet begins, with the number of the first
+    /// such packet, while the numbering is known (from the start, or after a seek to one of
+    /// these pages). Seeks back to a packet already seen are exact with it.
+    private(set) var pageStarts: [(offset: Int64, packet: Int64)] = []
+    /// The number of the next packet of the first link; nil when unknown (after a gap).
+    private var packetNumber: Int64? = 0
+
+    /// The highest number of a packet of the first link that began on a page in ``pageStarts``
+    /// (one still being put together included); -1 before any.
+    private(set) var indexedThrough: Int64 = -1
+
+    /// Packets and the bytes they span in the file so far, for estimates.
+    var packetsSeen: (count: Int64, bytes: Int64) {
+        (link.packetCount, max(0, link.endOfLastPage - (properties.dataOffset ?? link.endOfLastPage)))
+    }
 
     private enum Mode: Equatable {
         /// A page begins at the input's first byte.
@@ -113,6 +135,7 @@ public final class OggParser: PropertyStoringParser {
         /// The packet being put together, its first byte's offset and its pieces.
         var assembly: [UInt8]?
         var assemblyPieces: [Range<Int64>] = []
+        var assemblyPage: Int64 = 0
         /// Granule position where the next packet begins; nil until anchored (start, gaps).
         var position: Int64?
         /// Granule position where the first packet begins (negative: frames to trim).
@@ -225,6 +248,24 @@ public final class OggParser: PropertyStoringParser {
         link.finalized = false
         // From the first audio page on, the times are those of the stream's start.
         if let start = properties.dataOffset, offset <= start, let base = link.base { link.position = base }
+        // At a page whose packets are numbered, the numbering goes on.
+        if linkCount <= 1, let i = OggParser.lastIndex(in: pageStarts, where: { $0.offset <= offset }),
+           pageStarts[i].offset == offset
+        {
+            packetNumber = pageStarts[i].packet
+        } else if let start = properties.dataOffset, offset <= start, linkCount <= 1 {
+            packetNumber = 0
+        }
+    }
+
+    /// The last index whose element satisfies a predicate that holds for a prefix of the array.
+    static func lastIndex<T>(in array: [T], where holds: (T) -> Bool) -> Int? {
+        var lo = 0, hi = array.count  // holds for [0, lo), fails for [hi, count)
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if holds(array[mid]) { lo = mid + 1 } else { hi = mid }
+        }
+        return lo > 0 ? lo - 1 : nil
     }
 
     /// After lost bytes: the packet being put together is gone, and time is anchored again
@@ -232,6 +273,7 @@ public final class OggParser: PropertyStoringParser {
     private func breakContinuity() {
         link.assembly = nil
         link.assemblyPieces = []
+        packetNumber = nil
         link.expectedSequence = nil
         if link.base != nil { link.position = nil }
         link.codec?.resetContinuity()
@@ -319,6 +361,7 @@ public final class OggParser: PropertyStoringParser {
         var layout: [(skip: Int, found: Int?)] = []
         var found: [Found] = []
         var frames: Int64 = 0
+        let numberBefore = packetNumber
 
         for piece in page.pieces {
             let bytes = UnsafeRawBufferPointer(rebasing: body[piece.start..<piece.start + piece.size])
@@ -340,7 +383,8 @@ public final class OggParser: PropertyStoringParser {
                     let pieces = link.assemblyPieces
                     link.assembly = nil
                     link.assemblyPieces = []
-                    if let f = try takePacket(data: data, offset: pieces[0].lowerBound, pieces: pieces, pageOffset: pageOffset, page: page) {
+                    if var f = try takePacket(data: data, offset: pieces[0].lowerBound, pieces: pieces, pageOffset: pageOffset, page: page) {
+                        f.entry.page = link.assemblyPage
                         frames += Int64(f.entry.frames)
                         found.append(f)
                         layout.append((0, found.count - 1))
@@ -359,11 +403,13 @@ public final class OggParser: PropertyStoringParser {
                 }
                 link.assembly = Array(bytes)
                 link.assemblyPieces = [absolute..<absolute + Int64(piece.size)]
+                link.assemblyPage = pageOffset
                 layout.append((piece.size, nil))
                 continue
             }
             if var f = try takePacket(bytes: bytes, offset: absolute, pageOffset: pageOffset, page: page) {
                 f.inPage = piece.start..<piece.start + piece.size
+                f.entry.page = pageOffset
                 frames += Int64(f.entry.frames)
                 found.append(f)
                 layout.append((0, found.count - 1))
@@ -373,7 +419,20 @@ public final class OggParser: PropertyStoringParser {
         }
         try placeInTime(&found, frames: frames, page: page)
         if !found.isEmpty { link.endOfLastPage = pageOffset + Int64(page.size) }
+        if !indexing, linkCount <= 1, let first = numberBefore, pageOffset > (pageStarts.last?.offset ?? -1),
+           pageStarts.count < OggParser.maximumPacketCount
+        {
+            // The first packet that begins on this page: a whole one, or the one left open at its end.
+            if let i = found.firstIndex(where: { $0.entry.page == pageOffset }) {
+                pageStarts.append((pageOffset, first + Int64(i)))
+            } else if link.assembly != nil, link.assemblyPage == pageOffset {
+                pageStarts.append((pageOffset, first + Int64(found.count)))
+            }
+        }
         for f in found { try record(f) }
+        if !indexing, linkCount <= 1, let n = packetNumber {
+            indexedThrough = max(indexedThrough, link.assembly != nil ? n : n - 1)
+        }
 
         // Turn the layout into actions: runs of in-page packets become one step each.
         var run: (start: Int, end: Int, descriptions: [PacketDescription])?
@@ -489,6 +548,7 @@ public final class OggParser: PropertyStoringParser {
     }
 
     private func record(_ f: Found) throws(AudioError) {
+        if linkCount <= 1 { packetNumber = packetNumber.map { $0 + 1 } }
         link.packetCount += 1
         link.totalFrames += Int64(f.entry.frames)
         link.packetBytes += Int64(f.entry.size)
