@@ -480,6 +480,37 @@ final class FLACTests: XCTestCase {
         }
     }
 
+    /// The two sync searches (vectors in release builds, words in debug builds) agree.
+    func testSyncSearchesAgree() {
+        var g = SeededGenerator(seed: 21)
+        // Random bytes rich in 0xFF, 0xF8 and 0xF9, so that every case comes up.
+        let data: [UInt8] = (0..<3000).map { _ in
+            let r = g.next()
+            switch r % 8 { case 0, 1: return 0xFF; case 2: return 0xF8; case 3: return 0xF9; default: return UInt8(truncatingIfNeeded: r >> 8) }
+        }
+        data.withUnsafeBytes { raw in
+            let p = raw.baseAddress!
+            for (from, to, count) in [(0, 3000, 3000), (5, 2990, 3000), (0, 17, 17), (0, 16, 17), (3, 40, 40), (0, 2999, 2999), (7, 7, 30)] {
+                var i = from
+                var a: [Int] = [], b: [Int] = []
+                while i < to { i = FLACFrameScanner.findSyncWords(p, from: i, to: to, count: count); a.append(i); i += 1 }
+                i = from
+                while i < to { i = FLACFrameScanner.findSyncVectors(p, from: i, to: to, count: count); b.append(i); i += 1 }
+                XCTAssertEqual(a, b, "\(from)..<\(to) of \(count)")
+                XCTAssertFalse(a.isEmpty && from < to)
+            }
+        }
+        // A 0xFF as the very last byte is a candidate (its partner is yet to come).
+        [UInt8](repeating: 0, count: 20).withUnsafeBytes { raw in
+            var b = Array(raw)
+            b[19] = 0xFF
+            b.withUnsafeBytes { r in
+                XCTAssertEqual(FLACFrameScanner.findSyncWords(r.baseAddress!, from: 0, to: 20, count: 20), 19)
+                XCTAssertEqual(FLACFrameScanner.findSyncVectors(r.baseAddress!, from: 0, to: 20, count: 20), 19)
+            }
+        }
+    }
+
     /// Builds a header from its fields and CRC-8.
     static func header(_ fields: [UInt8]) -> [UInt8] {
         fields + [fields.withUnsafeBytes { FLACCRC.crc8($0.baseAddress!, count: fields.count) }]
