@@ -150,8 +150,16 @@ final class ADPCMOracleTests: XCTestCase {
             let path = "\(dir)/ms-random-\(channels).wav"
             // Beyond stereo, nBlockAlign is one channel's run, as FFmpeg reads these files.
             let align = channels <= 2 ? block : block / channels
-            try writeFile(path, makeWAV(fmt: msFmt(channels: channels, blockAlign: align, samplesPerBlock: spb), data: data))
-            try compare(path, try readWAV(path), "random MS ADPCM \(channels) ch")
+            let fmt = msFmt(channels: channels, blockAlign: align, samplesPerBlock: spb)
+            try writeFile(path, makeWAV(fmt: fmt, data: data))
+            // Tonearm's WAVE parser reads nBlockAlign as the whole block, as the WAVE spec has
+            // it; FFmpeg's per-channel reading beyond stereo is described here directly.
+            let payload = channels <= 2 ? try readWAV(path) : AudioPayload(
+                format: StreamDescription(sampleRate: 22050, formatID: .microsoftADPCM, bytesPerPacket: UInt32(block),
+                                          framesPerPacket: UInt32(spb), bytesPerFrame: 0,
+                                          channelsPerFrame: UInt32(channels), bitsPerChannel: 4),
+                cookie: fmt, data: data)
+            try compare(path, payload, "random MS ADPCM \(channels) ch")
         }
     }
 
