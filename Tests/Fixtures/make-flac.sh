@@ -7,20 +7,20 @@
 #
 # Every fixture is written by a real encoder: the reference `flac` tool (libFLAC) at
 # its defaults and with other block sizes, depths, channel counts and metadata, and
-# ffmpeg's own FLAC encoder. Two are derived by the committed tools in flac/tools/:
+# ffmpeg's own FLAC encoder. Two are derived by the committed tools in flac/*.py:
 # a variable block size stream spliced from flac encodes (neither flac 1.4 nor
 # ffmpeg 5.1 writes one: ffmpeg's encoder has no variable block size option), checked
 # by `flac -t` against the MD5 of the signal, and a file with an ID3v2 tag in front.
-# The goldens hold ffprobe's packets beside facts read by flac/tools/flaclib.py
+# The goldens hold ffprobe's packets beside facts read by flac/flaclib.py
 # (see flac_golden.py); the two must agree.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
 OUT=flac
-TOOLS=flac/tools
+TOOLS=flac
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-# The fixtures are wholly generated; the tools stay.
+# The fixtures are wholly generated; the tools (flac/*.py) stay.
 find "$OUT" -maxdepth 1 -type f \( -name '*.flac' -o -name '*.json' \) -delete 2>/dev/null || true
 mkdir -p "$OUT"
 

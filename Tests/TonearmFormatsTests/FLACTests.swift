@@ -7,7 +7,7 @@ import XCTest
 
 /// Goldens, packet collection and small file surgery for the FLAC tests.
 enum FLACKit {
-    /// A fixture's golden (see Tests/Fixtures/flac/tools/flac_golden.py).
+    /// A fixture's golden (see Tests/Fixtures/flac/flac_golden.py).
     struct Golden {
         let raw: [String: Any]
         init?(fixture path: String) {
