@@ -254,13 +254,14 @@ public final class AudioFile {
             throw AudioError(.valueUnknown, "the packet table is not known")
         }
         let slice = table[Int(start)..<Int(start) + n]
-        let first = slice.first!.startOffset
-        let last = slice.last!
+        // A table need not be in file order; the range covers every packet asked for.
+        let first = slice.map(\.startOffset).min()!
+        let end = slice.map { $0.startOffset + Int64($0.dataByteSize) }.max()!
         let descriptions = slice.map {
             PacketDescription(startOffset: $0.startOffset - first, variableFramesInPacket: $0.variableFramesInPacket,
                               dataByteSize: $0.dataByteSize)
         }
-        return ((dataOffset + first)..<(dataOffset + last.startOffset + Int64(last.dataByteSize)), n, descriptions)
+        return ((dataOffset + first)..<(dataOffset + end), n, descriptions)
     }
 
     /// Reads bytes of audio data, counted from the data offset (`AudioFileReadBytes`).
