@@ -68,7 +68,7 @@ struct MP4Metadata: Sendable {
             // An ID3v1 genre number plus one.
             guard payload.count >= 2 else { return }
             let n = Int(payload[0]) << 8 | Int(payload[1])
-            text = n >= 1 && n <= MP4Metadata.id3Genres.count ? MP4Metadata.id3Genres[n - 1] : nil
+            text = ID3v1.genre(n - 1)  // gnre counts from 1
         case "tmpo":
             text = MP4Metadata.integer(payload).map(String.init)
         default:
@@ -123,18 +123,6 @@ struct MP4Metadata: Sendable {
         }
         neroChapters = chapters
     }
-
-    /// The ID3v1 genres that `gnre` numbers (ID3v1's list, 0 to 79).
-    static let id3Genres: [String] = [
-        "Blues", "Classic Rock", "Country", "Dance", "Disco", "Funk", "Grunge", "Hip-Hop", "Jazz", "Metal",
-        "New Age", "Oldies", "Other", "Pop", "R&B", "Rap", "Reggae", "Rock", "Techno", "Industrial",
-        "Alternative", "Ska", "Death Metal", "Pranks", "Soundtrack", "Euro-Techno", "Ambient", "Trip-Hop", "Vocal", "Jazz+Funk",
-        "Fusion", "Trance", "Classical", "Instrumental", "Acid", "House", "Game", "Sound Clip", "Gospel", "Noise",
-        "AlternRock", "Bass", "Soul", "Punk", "Space", "Meditative", "Instrumental Pop", "Instrumental Rock", "Ethnic", "Gothic",
-        "Darkwave", "Techno-Industrial", "Electronic", "Pop-Folk", "Eurodance", "Dream", "Southern Rock", "Comedy", "Cult", "Gangsta",
-        "Top 40", "Christian Rap", "Pop/Funk", "Jungle", "Native American", "Cabaret", "New Wave", "Psychadelic", "Rave", "Showtunes",
-        "Trailer", "Lo-Fi", "Tribal", "Acid Punk", "Acid Jazz", "Polka", "Retro", "Musical", "Rock & Roll", "Hard Rock",
-    ]
 }
 
 /// The title in a QuickTime chapter track's text sample: a 16-bit length, then the text
