@@ -203,8 +203,8 @@ public final class AudioFile {
     public func readPacketData(startingAt start: Int64, count: Int) throws(AudioError)
         -> (data: [UInt8], descriptions: [PacketDescription]?)
     {
-        let (range, n, descriptions) = try packetRange(startingAt: start, count: count)
-        _ = n
+        if let gathered = try gatheredPackets(startingAt: start, count: count) { return gathered }
+        let (range, _, descriptions) = try packetRange(startingAt: start, count: count)
         let data = try source!.read(at: range.lowerBound, count: Int(range.upperBound - range.lowerBound))
         guard Int64(data.count) == range.upperBound - range.lowerBound else {
             throw AudioError(.endOfFile, "the file ends inside packet data")
@@ -218,6 +218,20 @@ public final class AudioFile {
     public func readPacketData(startingAt start: Int64, count: Int, into buffer: UnsafeMutableRawBufferPointer)
         throws(AudioError) -> (bytes: Int, packets: Int, descriptions: [PacketDescription]?)
     {
+        if let gathered = try gatheredPackets(startingAt: start, count: count) {
+            // As many whole packets as the buffer holds.
+            var n = gathered.descriptions.count
+            while n > 0, let last = gathered.descriptions[n - 1] as PacketDescription?,
+                  Int(last.startOffset) + Int(last.dataByteSize) > buffer.count
+            {
+                n -= 1
+            }
+            guard n > 0 else { throw AudioError(.badPropertySize, "the buffer is smaller than one packet") }
+            let d = gathered.descriptions[n - 1]
+            let bytes = Int(d.startOffset) + Int(d.dataByteSize)
+            gathered.data.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<bytes])) }
+            return (bytes, n, Array(gathered.descriptions[0..<n]))
+        }
         var (range, n, descriptions) = try packetRange(startingAt: start, count: count)
         if range.upperBound - range.lowerBound > Int64(buffer.count) {
             guard let f = try properties.dataFormat, f.bytesPerPacket > 0 else {
@@ -231,6 +245,17 @@ public final class AudioFile {
         let got = try source!.read(at: range.lowerBound, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]))
         guard got == want else { throw AudioError(.endOfFile, "the file ends inside packet data") }
         return (want, n, descriptions)
+    }
+
+    /// Packets that the parser reads itself because they do not lie together in the file.
+    private func gatheredPackets(startingAt start: Int64, count: Int) throws(AudioError)
+        -> (data: [UInt8], descriptions: [PacketDescription])?
+    {
+        try checkOpen()
+        guard let parser, let source else { throw AudioError(.permissions, "the file is open for writing only") }
+        return try parser.readPackets(startingAt: start, count: count) { offset, n throws(AudioError) in
+            try source.read(at: offset, count: n)
+        }
     }
 
     private func packetRange(startingAt start: Int64, count: Int) throws(AudioError)

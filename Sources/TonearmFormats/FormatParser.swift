@@ -55,6 +55,10 @@ public enum ParseStep: Equatable {
     /// The first `byteCount` bytes hold `packetCount` whole packets; hand them on and consume them.
     /// Descriptions, when given, have offsets relative to the first of these bytes.
     case packets(byteCount: Int, packetCount: Int, descriptions: [PacketDescription]?)
+    /// Packets the parser put together itself (an Ogg packet that spans pages): handed on
+    /// as they are, using up no input bytes (the parser consumed the pieces as it read them).
+    /// Descriptions have offsets relative to the start of `data`.
+    case ownedPackets(data: [UInt8], descriptions: [PacketDescription])
     /// Go on at this absolute offset: forward skips work on every path, backward only with `canSeek`.
     case seek(to: Int64)
     /// Nothing after this point matters.
@@ -83,9 +87,22 @@ public protocol FormatParser: AnyObject {
     /// estimate. The default answers from constant packet sizes, the packet table, or the
     /// average packet size; a format with better knowledge (a Xing TOC) overrides it.
     func byteOffset(ofPacket packet: Int64) throws(AudioError) -> (offset: Int64, isEstimated: Bool)
+
+    /// Reads packets whose bytes do not lie together in the file (Ogg packets that span
+    /// pages), or nil to let ``AudioFile`` read them from the packet table as one byte range.
+    /// The data holds the packets back to back; descriptions are relative to its start.
+    func readPackets(startingAt start: Int64, count: Int, fetch: ByteRangeFetcher) throws(AudioError)
+        -> (data: [UInt8], descriptions: [PacketDescription])?
 }
 
 extension FormatParser {
+    /// Packets lie in the file as the packet table says: AudioFile reads them itself.
+    public func readPackets(startingAt start: Int64, count: Int, fetch: ByteRangeFetcher) throws(AudioError)
+        -> (data: [UInt8], descriptions: [PacketDescription])?
+    {
+        nil
+    }
+
     /// The byte offset of a packet relative to the data offset, and whether it is estimated.
     /// Exact for constant-size packets and for formats with a packet table.
     public func byteOffset(ofPacket packet: Int64) throws(AudioError) -> (offset: Int64, isEstimated: Bool) {

@@ -122,6 +122,10 @@ final class ParserDriver {
                 }
                 head += byteCount
                 offset += Int64(byteCount)
+            case .ownedPackets(let data, let descriptions):
+                precondition(!data.isEmpty && !descriptions.isEmpty, "parser gave empty owned packets")
+                stalls = 0
+                data.withUnsafeBytes { onPackets($0, descriptions.count, descriptions) }
             case .seek(let target):
                 if target == offset {
                     throw AudioError.malformed("the parser made no progress at byte \(offset)")

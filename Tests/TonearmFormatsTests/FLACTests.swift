@@ -120,6 +120,7 @@ enum FLACKit {
             switch step {
             case .consume(let n): offset += n
             case .packets(let n, _, _): offset += n
+            case .ownedPackets: break
             case .seek(let to): offset = Int(to)
             case .needMore: if end { return }
             case .finished: return

@@ -197,16 +197,10 @@ final class OggFixtureTests: XCTestCase {
             XCTAssertNil(try OggKit.stream(bytes).parser.readPackets(startingAt: 0, count: 1, fetch: { _, _ throws(AudioError) in [] }))
             XCTAssertThrowsError(try parser.readPackets(startingAt: Int64(n), count: 1, fetch: { _, _ throws(AudioError) in [] }))
 
-            // Until AudioFile asks the parser for packets, the packet table is claimed exactly
-            // when AudioFile can read every packet as one range.
+            // AudioFile reads every packet, also those that span pages, through the parser.
             let spanning = index.contains { $0.pieces != nil }
             XCTAssertEqual(spanning, g.name.contains("small_pages"), g.name)
-            if spanning && !OggParser.driverTakesOwnedPackets {
-                XCTAssertNil(p.packetTable, g.name)
-                XCTAssertThrowsError(try file.readPacketData(startingAt: 0, count: 1), g.name) { e in
-                    XCTAssertEqual((e as? AudioError)?.code, .valueUnknown)
-                }
-            } else {
+            do {
                 let (data, descriptions) = try file.readPacketData(startingAt: 0, count: n)
                 let d = try XCTUnwrap(descriptions, g.name)
                 XCTAssertEqual(d.count, n, g.name)
@@ -259,12 +253,9 @@ final class OggFixtureTests: XCTestCase {
                 let range = start..<start + g.linkPackets[l]
                 checkTiming(Array(run.observed[range].map(\.entry)), golden: try g.timing(), range: range)
             }
-            // Until the driver takes packets the parser put together, those continued across
-            // pages wait; the others are delivered byte-exact.
-            let deliverable = OggParser.driverTakesOwnedPackets ? run.observed : run.observed.filter { $0.entry.pieces == nil }
-            XCTAssertTrue(run.delivered.map(\.data) == deliverable.map(\.data), g.name)
-            XCTAssertEqual(run.delivered.map(\.description.variableFramesInPacket), deliverable.map(\.entry.frames), g.name)
-            XCTAssertEqual(run.parser.undeliveredPacketCount, run.observed.count - deliverable.count, g.name)
+            // Every packet is delivered byte-exact, also those continued across pages.
+            XCTAssertTrue(run.delivered.map(\.data) == run.observed.map(\.data), g.name)
+            XCTAssertEqual(run.delivered.map(\.description.variableFramesInPacket), run.observed.map(\.entry.frames), g.name)
             XCTAssertEqual(run.parser.damagedPageCount, 0, g.name)
             XCTAssertEqual(run.parser.sequenceGapCount, 0, g.name)
             if g.name.contains("small_pages") {
@@ -517,11 +508,8 @@ final class OggFixtureTests: XCTestCase {
                 delivered = []
                 try stream.parse(bytes[Int(dataOffset + offset)...], flags: .discontinuity)
                 try stream.parse(nil)
-                // Exactly the packets that begin on that page or later (continued ones wait until
-                // the driver takes them).
-                let expected = all.filter {
-                    $0.entry.page >= dataOffset + offset && (OggParser.driverTakesOwnedPackets || $0.entry.pieces == nil)
-                }
+                // Exactly the packets that begin on that page or later.
+                let expected = all.filter { $0.entry.page >= dataOffset + offset }
                 XCTAssertTrue(expected.map(\.data) == delivered, "\(name) packet \(target)")
             }
             XCTAssertThrowsError(try stream.seekOffset(toPacket: -1))

@@ -426,7 +426,7 @@ public final class FLACParser: PropertyStoringParser {
                     needMore = true
                 case .finished:
                     return .finished
-                case .packets, .seek:
+                case .packets, .ownedPackets, .seek:
                     throw AudioError(.unspecified, "the FLAC frame scan went astray at byte \(at + Int64(used))")
                 }
             }

@@ -42,13 +42,11 @@ struct OggPacketEntry: Sendable, Equatable {
 ///   estimate, flagged); ``seekOffset(toFrame:fetch:sourceSize:)`` bisects granule positions.
 ///   After ``resume(at:)`` the packets that begin on that page or later come out, timed again
 ///   from the next granule position.
-/// - **Packets that span pages.** Every packet is put together, but ``ParserDriver`` can hand
-///   on only bytes that lie together in its buffer. So on the push path the packets that lie
-///   within one page are delivered, and a packet continued across pages is counted in
-///   ``undeliveredPacketCount`` and not delivered, until the driver can take packets that the
-///   parser assembled itself. On the random-access path the packet table (offsets relative to
-///   the data offset, sizes, frames) is claimed only when no packet spans pages, so that
-///   AudioFile's `readPacketData`, which reads one contiguous byte range, is always right.
+/// - **Packets that span pages.** A packet that lies in one page is handed on from the input
+///   as it is; one continued across pages is put together and handed on as
+///   `ParseStep.ownedPackets`. On the random-access path the packet table gives each packet's
+///   first byte, and AudioFile reads packets through ``readPackets(startingAt:count:fetch:)``,
+///   which gathers the pieces.
 public final class OggParser: PropertyStoringParser {
     public var properties = FileProperties(fileType: .ogg)
     public var isReady = false
@@ -61,15 +59,6 @@ public final class OggParser: PropertyStoringParser {
     /// The most other logical streams remembered by name, for messages.
     static let maximumNamedStreams = 16
 
-    /// True once ``ParserDriver`` takes packets the parser put together itself (a
-    /// `ParseStep.ownedPackets`) and AudioFile asks the parser to read packets
-    /// (`FormatParser.readPackets`, which ``readPackets(startingAt:count:fetch:)`` answers).
-    /// Then every packet is delivered on the push path, and the packet table is claimed for
-    /// every file. Flip it together with the `.assembled` action in `nextAction`.
-    static let driverTakesOwnedPackets = false
-
-    /// Packets of the push path that continue across pages and so could not be delivered.
-    public private(set) var undeliveredPacketCount = 0
     /// Pages dropped because they were damaged (bad CRC or header), and gaps in page sequence numbers.
     public private(set) var damagedPageCount = 0
     public private(set) var sequenceGapCount = 0
@@ -77,13 +66,11 @@ public final class OggParser: PropertyStoringParser {
     public private(set) var linkCount = 0
 
     /// Sees every audio packet with its bytes, in order, on both paths (tests use it to check
-    /// the packets the driver cannot deliver yet).
+    /// every packet against what the driver delivers).
     var packetObserver: ((OggPacketEntry, [UInt8]) -> Void)?
 
     /// The audio packets of the first link, on the random-access path.
     private(set) var packetIndex: [OggPacketEntry] = []
-    /// True once a packet of the first link continued across pages (random-access path).
-    private(set) var hasSpanningPackets = false
     /// Push path, first link: each page on which a packet begins, with the number of the first
     /// such packet, while the numbering is known (from the start, or after a seek to one of
     /// these pages). Seeks back to a packet already seen are exact with it.
@@ -218,10 +205,8 @@ public final class OggParser: PropertyStoringParser {
                 if n > 0 { return .consume(n) }
             case .packets(let byteCount, let descriptions):
                 return .packets(byteCount: byteCount, packetCount: descriptions.count, descriptions: descriptions)
-            case .assembled:
-                // ParserDriver has no step for bytes the parser owns yet (see the type's notes);
-                // with one: `case .assembled(let data, let d): return .ownedPackets(data: data, descriptions: [d])`.
-                undeliveredPacketCount += 1
+            case .assembled(let data, let d):
+                return .ownedPackets(data: data, descriptions: [d])
             case .notify(let apply):
                 apply()
             case .finish:
@@ -558,7 +543,6 @@ public final class OggParser: PropertyStoringParser {
             guard packetIndex.count < OggParser.maximumPacketCount else {
                 throw AudioError.limit("the Ogg stream has more than \(OggParser.maximumPacketCount) packets")
             }
-            if f.entry.pieces != nil { hasSpanningPackets = true }
             packetIndex.append(f.entry)
         }
     }
@@ -626,7 +610,7 @@ public final class OggParser: PropertyStoringParser {
             properties.maximumPacketSize = link.largestPacket
             if let start = properties.dataOffset { properties.audioDataByteCount = max(0, link.endOfLastPage - start) }
             properties.packetTimestamps = packetIndex.map(\.pts)
-            if !hasSpanningPackets || OggParser.driverTakesOwnedPackets, let start = properties.dataOffset {
+            if let start = properties.dataOffset {
                 properties.packetTable = packetIndex.map {
                     PacketDescription(startOffset: $0.offset - start, variableFramesInPacket: $0.frames, dataByteSize: $0.size)
                 }
