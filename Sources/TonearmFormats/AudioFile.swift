@@ -194,6 +194,46 @@ public final class AudioFile {
     /// Seconds of audio, from the valid frames ('edur').
     public var estimatedDuration: Double { get throws(AudioError) { try property(.estimatedDuration).double() } }
 
+    // MARK: Packets, frames and bytes
+
+    /// PacketToFrame ('pkfr'): the first frame of a packet.
+    public func frame(forPacket packet: Int64) throws(AudioError) -> Int64 {
+        try PropertyValue.packetToFrame(packet, properties: try readableParser().properties)
+    }
+    /// FrameToPacket ('frpk'): the packet holding a frame, and the frame's offset in it.
+    public func packet(forFrame frame: Int64) throws(AudioError) -> (packet: Int64, frameOffsetInPacket: Int64) {
+        try PropertyValue.frameToPacket(frame, properties: try readableParser().properties)
+    }
+    /// PacketToByte ('pkby'): a packet's offset from the data offset; exact wherever the
+    /// format has a table (AudioFile reads the whole file's tables when it opens).
+    public func byte(forPacket packet: Int64) throws(AudioError) -> (byte: Int64, isEstimated: Bool) {
+        let r = try readableParser().byteOffset(ofPacket: packet)
+        return (r.offset, r.isEstimated)
+    }
+    /// ByteToPacket ('bypk').
+    public func packet(forByte byte: Int64) throws(AudioError) -> (packet: Int64, byteOffsetInPacket: Int64, isEstimated: Bool) {
+        try PropertyValue.byteToPacket(byte, properties: try readableParser().properties)
+    }
+    /// PreviousIndependentPacket ('pind'): the packet at or before this one where decoding can start.
+    public func previousIndependentPacket(_ packet: Int64) throws(AudioError) -> Int64 {
+        try PropertyValue.independentPacket(packet, next: false, properties: try readableParser().properties)
+    }
+    /// NextIndependentPacket ('nind').
+    public func nextIndependentPacket(_ packet: Int64) throws(AudioError) -> Int64 {
+        try PropertyValue.independentPacket(packet, next: true, properties: try readableParser().properties)
+    }
+    /// PacketToRollDistance ('pkrl'): packets to decode before this one for correct output.
+    public func rollDistance(forPacket packet: Int64) throws(AudioError) -> Int64 {
+        _ = packet
+        return try readableParser().properties.rollDistance ?? 0
+    }
+
+    private func readableParser() throws(AudioError) -> FormatParser {
+        try checkOpen()
+        guard let parser else { throw AudioError(.permissions, "the file is open for writing only") }
+        return parser
+    }
+
     // MARK: Reading
 
     /// Reads whole packets (`AudioFileReadPacketData`).
