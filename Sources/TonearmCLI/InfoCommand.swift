@@ -3,18 +3,28 @@ import Tonearm
 /// `tonearm info FILE [--json]`: afinfo's report.
 enum InfoCommand {
     static let help = """
-        usage: tonearm info FILE… [--json]
+        usage: tonearm info FILE… [--json] [--artwork OUT]
 
-        Prints what afinfo prints: the file type, the data format, the channel layout, the
-        duration, the audio data's offset, size and packet count, the bit rate, the
-        gapless frame counts, the format list and the info dictionary.
+        Prints what afinfo prints: the file type, the number of audio tracks, the data
+        format, the channel layout, the duration, the audio data's offset, size and packet
+        count, the bit rate, the gapless frame counts (valid, priming and remainder), the
+        format list and the info dictionary; then the chapters and the size and type of
+        the cover image, when the file has them.
 
-          --json    print one JSON object per file with stable keys
+          --json           print one JSON object per file with stable keys
+          --artwork OUT    write the cover image's bytes to OUT (one FILE only); a file
+                           without artwork is an error ('pty?')
         """
 
     static func run(_ args: [String], console: Console) throws -> Int32 {
-        guard let a = try parse(args, spec: .init(flags: ["--json"]), help: help, console: console) else { return 0 }
+        guard let a = try parse(args, spec: .init(flags: ["--json"], options: ["--artwork"]), help: help,
+                                console: console) else { return 0 }
         guard !a.positionals.isEmpty else { throw UsageError("info needs a FILE") }
+        let artworkPath = a.value("--artwork")
+        if let artworkPath {
+            guard a.positionals.count == 1 else { throw UsageError("--artwork takes the cover of one FILE, not \(a.positionals.count)") }
+            guard !artworkPath.isEmpty else { throw UsageError("--artwork needs a file name") }
+        }
         var status: Int32 = 0
         for path in a.positionals {
             do {
@@ -23,6 +33,9 @@ enum InfoCommand {
                     console.print(report.json.serialized(pretty: true))
                 } else {
                     report.printText(console)
+                }
+                if let artworkPath {
+                    try about(path) { () throws(AudioError) in try report.writeArtwork(to: artworkPath) }
                 }
             } catch let e as FileError {
                 console.error("tonearm: \(e.path): \(e.error.message) (\(e.error.code.codeString))\n")
@@ -55,13 +68,23 @@ enum InfoCommand {
             try file.close()
         }
 
+        /// Writes the cover image's bytes, as the file holds them, to `path`.
+        func writeArtwork(to path: String) throws(AudioError) {
+            guard let art = p.albumArtwork else {
+                throw AudioError(.unsupportedProperty, "the file has no artwork to write to \(path)")
+            }
+            let out = try POSIXFile(path: path, mode: .create)
+            defer { out.closeNow() }
+            try out.write(art, at: 0)
+        }
+
         var duration: Double { format.sampleRate > 0 ? Double(validFrames) / format.sampleRate : 0 }
         var typeName: String { FormatRegistry.info(for: p.fileType)?.name ?? p.fileType.fourCC.string }
 
         func printText(_ c: Console) {
             c.print("File:           \(path)")
             c.print("File type ID:   \(p.fileType.fourCC.string)")
-            c.print("Num Tracks:     1")
+            c.print("Num Tracks:     \(p.trackCount)")
             c.print("----")
             c.print("Data format:     \(format)")
             if let l = p.channelLayout { c.print("Channel layout: \(l)") } else { c.print("                no channel layout.") }
@@ -93,6 +116,13 @@ enum InfoCommand {
                 c.print("info dictionary:")
                 for (k, v) in p.info { c.print("  \(k): \(v)") }
             }
+            if !p.chapters.isEmpty {
+                c.print("chapters:")
+                for (i, chapter) in p.chapters.enumerated() {
+                    c.print("[\(i < 10 ? " " : "")\(i)] \(fixed(chapter.start, 3)) sec: \(chapter.title)")
+                }
+            }
+            if let art = p.albumArtwork { c.print("artwork: \(art.count) bytes (\(imageMIMEType(art)))") }
             c.print("----")
         }
 
@@ -134,9 +164,42 @@ enum InfoCommand {
                 ("durationIsEstimated", .bool(durationIsEstimated)),
                 ("optimized", .bool(p.isOptimized)),
                 ("info", .object(p.info.map { ($0.key, .string($0.value)) })),
+                ("trackCount", .int(Int64(p.trackCount))),
+                ("chapters", chaptersJSON),
+                ("artwork", artworkJSON),
             ])
         }
+
+        /// `[{index, start (seconds), title}]`, empty when the file has no chapters.
+        private var chaptersJSON: JSON {
+            var items: [JSON] = []
+            for (i, chapter) in p.chapters.enumerated() {
+                items.append(.object([("index", .int(Int64(i))), ("start", .double(chapter.start)),
+                                      ("title", .string(chapter.title))]))
+            }
+            return .array(items)
+        }
+
+        /// `{size, mimeType}` of the cover image (not its bytes), or null.
+        private var artworkJSON: JSON {
+            guard let art = p.albumArtwork else { return .null }
+            return .object([("size", .int(Int64(art.count))), ("mimeType", .string(imageMIMEType(art)))])
+        }
     }
+}
+
+/// The MIME type of an image, from its first bytes; `application/octet-stream` when they
+/// are not one of the types a cover comes in.
+func imageMIMEType(_ bytes: [UInt8]) -> String {
+    func starts(_ magic: [UInt8], at offset: Int = 0) -> Bool {
+        bytes.count >= offset + magic.count && bytes[offset..<offset + magic.count].elementsEqual(magic)
+    }
+    if starts([0xFF, 0xD8, 0xFF]) { return "image/jpeg" }
+    if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return "image/png" }
+    if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return "image/gif" }
+    if starts(Array("RIFF".utf8)) && starts(Array("WEBP".utf8), at: 8) { return "image/webp" }
+    if starts(Array("BM".utf8)) { return "image/bmp" }
+    return "application/octet-stream"
 }
 
 /// A number with a fixed count of decimals, without Foundation's String(format:).
