@@ -6,9 +6,12 @@ enum PacketsCommand {
         usage: tonearm packets FILE [--json] [--limit N] [--count]
 
         Lists the packets of the audio data: index, absolute byte offset, size in bytes
-        and frames.
+        and frames, and for MP4 and Ogg the presentation time (pts) in frames as the
+        container gives it. MP4 counts it from the first frame of the media, priming
+        included (before the edit list); Ogg from the granule position less the
+        pre-skip, so that the first frame played is 0.
 
-          --json      print a JSON array of {index, offset, size, frames}
+          --json      print a JSON array of {index, offset, size, frames[, pts]}
           --limit N   stop after N packets
           --count     print only the number of packets
         """
@@ -29,7 +32,12 @@ enum PacketsCommand {
         }
         let n = Int(min(total, Int64(limit ?? Int.max)))
         let json = a.has("--json")
-        if json { console.print("[") } else { console.print("index\toffset\tsize\tframes") }
+        let timestamps = p.packetTimestamps
+        if json {
+            console.print("[")
+        } else {
+            console.print(timestamps == nil ? "index\toffset\tsize\tframes" : "index\toffset\tsize\tframes\tpts")
+        }
         var line = ""
         for i in 0..<n {
             let offset: Int64, size: Int64, frames: Int64
@@ -44,12 +52,16 @@ enum PacketsCommand {
             } else {
                 throw FileError(path: path, error: AudioError(.valueUnknown, "packet \(i) has no description"))
             }
+            // A table shorter than the packets (never from a well-formed file) gives no time.
+            let pts: String? = timestamps.map { i < $0.count ? String($0[i]) : "null" }
             line.removeAll(keepingCapacity: true)
             if json {
-                line += "  {\"index\":\(i),\"offset\":\(offset),\"size\":\(size),\"frames\":\(frames)}"
-                if i < n - 1 { line += "," }
+                line += "  {\"index\":\(i),\"offset\":\(offset),\"size\":\(size),\"frames\":\(frames)"
+                if let pts { line += ",\"pts\":\(pts)" }
+                line += i < n - 1 ? "}," : "}"
             } else {
                 line += "\(i)\t\(offset)\t\(size)\t\(frames)"
+                if let pts { line += "\t\(pts == "null" ? "-" : pts)" }
             }
             console.print(line)
         }

@@ -6,8 +6,8 @@ public enum TonearmCommand {
         usage: tonearm COMMAND [OPTIONS] ARGS…
 
         commands:
-          info FILE [--json]                  describe an audio file, as afinfo does
-          packets FILE [--json] [--limit N]   list the packets: index, offset, size, frames
+          info FILE [--json] [--artwork OUT]  describe an audio file, as afinfo does
+          packets FILE [--json] [--limit N]   list the packets: index, offset, size, frames, pts
           formats [--json]                    the file types Tonearm reads and writes
           convert IN OUT [-f TYPE] [-d FMT]   convert a file, as afconvert does
           demo                                inspect and convert the bundled samples
