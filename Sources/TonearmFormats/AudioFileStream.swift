@@ -77,6 +77,11 @@ public final class AudioFileStream {
         didSet { driver?.fetch = byteRangeFetcher }
     }
 
+    /// The size of the whole stream in bytes, when the caller knows it (an HTTP
+    /// Content-Length). With the ``byteRangeFetcher`` it lets a parser read an index kept at
+    /// the end (a fragmented MP4's `mfra`), so that seeks ahead land on a fragment.
+    public var sourceSize: Int64?
+
     /// The parser, once the file type is known.
     var parser: FormatParser? { driver?.parser }
 
@@ -107,7 +112,7 @@ public final class AudioFileStream {
                 driver.restart(at: target)
                 if driver.parser.isReady { try driver.parser.resume(at: target) }
             }
-            try driver.push(input, endOfStream: endOfStream)
+            try driver.push(input, endOfStream: endOfStream, sourceSize: sourceSize)
             return
         }
         // Still probing: collect the first bytes until the type is known.
@@ -134,7 +139,7 @@ public final class AudioFileStream {
             driver = d
             let first = probeBuffer
             probeBuffer = []
-            try first.withBytes { raw throws(AudioError) in try d.push(raw, endOfStream: endOfStream) }
+            try first.withBytes { raw throws(AudioError) in try d.push(raw, endOfStream: endOfStream, sourceSize: sourceSize) }
         }
     }
 

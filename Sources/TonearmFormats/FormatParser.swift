@@ -106,7 +106,16 @@ extension FormatParser {
     /// The byte offset of a packet relative to the data offset, and whether it is estimated.
     /// Exact for constant-size packets and for formats with a packet table.
     public func byteOffset(ofPacket packet: Int64) throws(AudioError) -> (offset: Int64, isEstimated: Bool) {
-        let p = properties
+        try properties.byteOffset(ofPacket: packet)
+    }
+}
+
+extension FileProperties {
+    /// The byte offset of a packet relative to the data offset, from what the properties
+    /// hold: exact for constant-size packets and a packet table, else estimated from the
+    /// average packet size.
+    public func byteOffset(ofPacket packet: Int64) throws(AudioError) -> (offset: Int64, isEstimated: Bool) {
+        let p = self
         guard packet >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(packet) is negative") }
         if let f = p.dataFormat, f.bytesPerPacket > 0 {
             if let count = p.audioDataPacketCount, packet > count {

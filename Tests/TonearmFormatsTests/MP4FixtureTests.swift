@@ -482,6 +482,65 @@ final class MP4FixtureTests: XCTestCase {
         }
     }
 
+    /// Seeking a fragmented stream: exact back to fragments already read; beyond them estimated
+    /// (the `mfra` index through a fetcher, else the average packet size), after which the
+    /// packets of the next fragment come out, each the file's own.
+    func testFragmentedStreamSeek() throws {
+        for name in ["aac_frag.mp4", "aac_dash.mp4"] {
+            let bytes = try MP4Kit.bytes(name)
+            let file = try AudioFile(path: MP4Kit.path(name))
+            let table = try XCTUnwrap(file.properties.packetTable)
+            let dataOffset = try file.dataOffset
+            let all = try MP4Kit.filePackets(file)
+            for (readFirst, fetcher) in [(true, false), (false, true), (false, false)] {
+                for target in [1, table.count / 2, table.count - 2] {
+                    var armed = false
+                    var result = MP4Kit.Packets()
+                    let stream = AudioFileStream(propertyListener: { _, _, _ in }, packets: { _, _, data, descriptions in
+                        guard armed else { return }
+                        for d in descriptions! {
+                            result.data += data[Int(d.startOffset)..<Int(d.startOffset) + Int(d.dataByteSize)]
+                            result.sizes.append(Int(d.dataByteSize))
+                            result.frames.append(d.variableFramesInPacket)
+                        }
+                    })
+                    if fetcher {
+                        stream.byteRangeFetcher = { o, n throws(AudioError) in Array(bytes[Int(o)..<min(bytes.count, Int(o) + n)]) }
+                        stream.sourceSize = Int64(bytes.count)
+                    }
+                    let label = "\(name) packet \(target) read first \(readFirst) fetcher \(fetcher)"
+                    if readFirst {
+                        try stream.parse(bytes)
+                    } else {
+                        var i = 0
+                        while !stream.isReadyToProducePackets && i < bytes.count { try stream.parse(bytes[i..<i + 1]); i += 1 }
+                    }
+                    let (offset, flags) = try stream.seek(toPacket: Int64(target))
+                    XCTAssertEqual(flags.contains(.offsetIsEstimated), !readFirst, label)
+                    if readFirst { XCTAssertEqual(offset, table[target].startOffset, label) }
+                    if fetcher {
+                        // The moof of the fragment that holds the packet.
+                        XCTAssertEqual(Array(bytes[Int(dataOffset + offset) + 4..<Int(dataOffset + offset) + 8]), Array("moof".utf8), label)
+                    }
+                    armed = true
+                    try stream.parse(bytes[Int(dataOffset + offset)...], flags: .discontinuity)
+                    try stream.parse(nil)
+                    // The file's packets from some packet on: exactly the target when its fragment
+                    // was read before; the first of the target's fragment from the index; from
+                    // the next moof after an estimate from the average size (none when the
+                    // estimate overshoots into the last fragment).
+                    let k = all.sizes.count - result.sizes.count
+                    if k < all.sizes.count { XCTAssertEqual(result, try MP4Kit.filePackets(file, from: Int64(k)), label) }
+                    if readFirst { XCTAssertEqual(k, target, label) }
+                    if fetcher {
+                        XCTAssertLessThanOrEqual(k, target, label)
+                        XCTAssertLessThan(target - k, 16, "\(label): within one fragment")
+                    }
+                }
+            }
+        }
+    }
+
     /// The announcements before 'redy', and what a stream of fragments knows.
     func testStreamAnnouncements() throws {
         let fast = MP4Kit.stream(try MP4Kit.bytes("aac_faststart.m4a"))
@@ -502,8 +561,8 @@ final class MP4FixtureTests: XCTestCase {
         XCTAssertEqual(try stream.dataOffset, firstPos)
         XCTAssertEqual(try stream.dataFormat.framesPerPacket, 1024)
         XCTAssertEqual(MP4Kit.error { () throws(AudioError) in _ = try stream.audioDataPacketCount }?.code, .valueUnknown)
-        XCTAssertEqual(MP4Kit.error { () throws(AudioError) in _ = try stream.seek(toPacket: 3) }?.code, .valueUnknown,
-                       "a stream of fragments keeps no table, so it cannot seek by packet")
+        // No table of what is to come: a seek ahead is an estimate.
+        XCTAssertEqual(try stream.seek(toPacket: 3).flags, .offsetIsEstimated)
         XCTAssertEqual(try stream.maximumPacketSize, 1536, "AAC's bound: 6144 bits per channel")
     }
 

@@ -163,3 +163,67 @@ enum MP4Fragment {
         return position
     }
 }
+
+/// The movie fragment random access box (`mfra`, ISO/IEC 14496-12 §8.8.9–8.8.11) at the end
+/// of a fragmented file: for one track, the decode time at which each listed fragment
+/// begins and the offset of its `moof`.
+enum MP4FragmentIndex {
+    /// The most entries read from a `tfra`.
+    static let maximumEntries = 1 << 20
+    /// The largest `mfra` read.
+    static let maximumSize = 16 << 20
+
+    /// Reads the `mfra` of a file of `size` bytes through the fetcher, by way of the `mfro`
+    /// in its last 16 bytes. Nil when the file has none or it does not hold `trackID`.
+    static func read(fileSize size: Int64, trackID: UInt32, fetch: ByteRangeFetcher) throws(AudioError)
+        -> [(time: Int64, moof: Int64)]?
+    {
+        guard size >= 16 else { return nil }
+        let tail = try fetch(size - 16, 16)
+        guard tail.count == 16, Array(tail[4..<8]) == Array("mfro".utf8) else { return nil }
+        let mfraSize = Int64(tail[12]) << 24 | Int64(tail[13]) << 16 | Int64(tail[14]) << 8 | Int64(tail[15])
+        guard mfraSize >= 16 + 8, mfraSize <= Int64(maximumSize), mfraSize <= size else { return nil }
+        let mfra = try fetch(size - mfraSize, Int(mfraSize))
+        guard mfra.count == Int(mfraSize), Array(mfra[4..<8]) == Array("mfra".utf8) else { return nil }
+        return try mfra.withBytes { p throws(AudioError) in try entries(p, 8..<p.count, trackID: trackID) }
+    }
+
+    /// The entries of the `tfra` of `trackID` among the children in `range` of `p`.
+    static func entries(_ p: UnsafeRawBufferPointer, _ range: Range<Int>, trackID: UInt32) throws(AudioError)
+        -> [(time: Int64, moof: Int64)]?
+    {
+        for box in try MP4Boxes.children(p, range) where box.type == "tfra" {
+            let b = box.body
+            guard b.count >= 16 else { throw AudioError(.invalidChunk, "a tfra of \(b.count) bytes") }
+            guard mp4be32(p, b.lowerBound + 4) == trackID else { continue }
+            let version = p[b.lowerBound]
+            let sizes = mp4be32(p, b.lowerBound + 8)
+            let skip = Int((sizes >> 4) & 3) + Int((sizes >> 2) & 3) + Int(sizes & 3) + 3
+            let entrySize = (version == 1 ? 16 : 8) + skip
+            let count = Int(mp4be32(p, b.lowerBound + 12))
+            guard count <= maximumEntries, count <= (b.count - 16) / entrySize else {
+                throw AudioError(.invalidChunk, "a tfra claims \(count) entries in \(b.count) bytes")
+            }
+            var result: [(time: Int64, moof: Int64)] = []
+            result.reserveCapacity(count)
+            var i = b.lowerBound + 16
+            for _ in 0..<count {
+                let time: UInt64, moof: UInt64
+                if version == 1 {
+                    time = mp4be64(p, i)
+                    moof = mp4be64(p, i + 8)
+                } else {
+                    time = UInt64(mp4be32(p, i))
+                    moof = UInt64(mp4be32(p, i + 4))
+                }
+                i += entrySize
+                guard time <= UInt64(MP4.maximumBoxSize), moof <= UInt64(MP4.maximumBoxSize) else {
+                    throw AudioError(.invalidChunk, "a tfra entry at time \(time), offset \(moof)")
+                }
+                result.append((Int64(time), Int64(moof)))
+            }
+            return result
+        }
+        return nil
+    }
+}

@@ -13,8 +13,12 @@ import TonearmCore
 /// - Random access (``AudioFile``): `mdat` is skipped with a seek; a `moov` after it is simply
 ///   read there.
 /// - Fragmented files (`mvex`, then `moof` + `mdat`): on the push path each fragment's samples
-///   are handed out as its data arrives, keeping only the current fragment; on the random-access
-///   path every `moof` is read and the `mdat`s skipped, which builds the whole table.
+///   are handed out as its data arrives; on the random-access path every `moof` is read and the
+///   `mdat`s skipped, which builds the whole table.
+/// - Seeking a fragmented stream: a packet of a fragment already read answers its exact offset.
+///   Beyond them the answer is estimated (flagged): the `moof` that the `mfra` index lists for
+///   the packet's time, when a byte-range fetcher can read it, else the average packet size.
+///   After a resume at an estimated offset the parser looks for the next `moof`.
 ///
 /// The packet table's offsets are relative to the data offset, which is the lowest offset of
 /// the track's samples (the first sample's, in every ordinary file), so that
@@ -45,6 +49,8 @@ public final class MP4Parser: PropertyStoringParser {
         case samples
         /// Handing out the current fragment's samples inside a top-level box that ends at `end`.
         case fragmentSamples(end: Int64?)
+        /// After a resume at an estimated offset: looking for the next `moof`.
+        case resync
         case done
     }
 
@@ -60,6 +66,23 @@ public final class MP4Parser: PropertyStoringParser {
     private var collected = MP4SampleList()
     /// Where the last fragment's decode times ended, for a fragment without tfdt.
     private var nextDecodeTime: Int64 = 0
+
+    /// A fragment read on the push path, kept so that seeks back to its packets are exact.
+    private struct SeenFragment {
+        /// Offset of its `moof`; -1 for samples that the `moov` itself lists.
+        var moof: Int64
+        /// End of the `mdat` that holds its samples, once reached.
+        var mdatEnd: Int64?
+        var firstPacket: Int64
+        /// Absolute offsets, frames as handed out.
+        var samples: [PacketDescription]
+    }
+    /// The fragments read in order from the start (or from a fragment whose first packet is known).
+    private var seen: [SeenFragment] = []
+    /// The number of the next fragment's first packet, while it is known.
+    private var packetNumber: Int64? = 0
+    /// The `mfra` index: the decode time and `moof` offset of fragments, read with the fetcher.
+    private var fragmentIndex: [(time: Int64, moof: Int64)]?
 
     /// The order in which the properties are announced before 'redy'.
     static let announcementOrder: [AudioFilePropertyID] = [
@@ -116,9 +139,32 @@ public final class MP4Parser: PropertyStoringParser {
                 guard let end else { return try finish(input) }
                 return skip(to: end, input)
             }
+        case .resync:
+            return resyncStep(input)
         case .done:
             return .finished
         }
+    }
+
+    /// Skips to the next `moof` box, found by its type and the `mfhd` that begins it.
+    private func resyncStep(_ input: ParserInput) -> ParseStep {
+        let b = input.bytes
+        let moof = FourCC("moof").rawValue, mfhd = FourCC("mfhd").rawValue
+        var j = 4
+        while j + 12 <= b.count {
+            if mp4be32(b, j) == moof && mp4be32(b, j + 8) == mfhd {
+                state = .boxHeader
+                return .consume(j - 4)
+            }
+            j += 1
+        }
+        if input.isEndOfStream {
+            state = .done
+            return .finished
+        }
+        // Keep the last bytes: they may begin the next moof.
+        let drop = max(0, b.count - 15)
+        return drop > 0 ? .consume(drop) : .needMore
     }
 
     private func boxHeaderStep(_ input: ParserInput) throws(AudioError) -> ParseStep {
@@ -209,6 +255,9 @@ public final class MP4Parser: PropertyStoringParser {
         if input.wantsPackets, nextPending < pending.count {
             let first = pending[nextPending].startOffset
             if first >= bodyStart && end.map({ first < $0 }) ?? true {
+                if let i = seen.indices.last, seen[i].mdatEnd == nil, seen[i].samples.first?.startOffset == first {
+                    seen[i].mdatEnd = end
+                }
                 state = .fragmentSamples(end: end)
                 return .consume(header.headerSize)
             }
@@ -297,7 +346,11 @@ public final class MP4Parser: PropertyStoringParser {
         }
         nextDecodeTime = list.totalDuration
         if input.wantsPackets {
-            if !list.isEmpty { try takePending(list.descriptions) }
+            if let fetch = input.fetch, let size = input.sourceSize {
+                // Only a help for seeking: a file without a usable index still plays.
+                fragmentIndex = try? MP4FragmentIndex.read(fileSize: size, trackID: track.id, fetch: fetch)
+            }
+            if !list.isEmpty { try takePending(list.descriptions, moof: -1) }
         } else {
             collected = list
         }
@@ -353,14 +406,15 @@ public final class MP4Parser: PropertyStoringParser {
         }
         nextDecodeTime = decodeTime
         if input.wantsPackets {
-            try takePending(list.descriptions)
+            if packetNumber == nil { packetNumber = firstPacket(ofFragmentAt: moofStart) }
+            try takePending(list.descriptions, moof: moofStart)
         } else {
             collected.append(list)
         }
     }
 
     /// Makes a fragment's samples the ones to hand out next, and becomes ready at the first.
-    private func takePending(_ descriptions: [PacketDescription]) throws(AudioError) {
+    private func takePending(_ descriptions: [PacketDescription], moof: Int64) throws(AudioError) {
         guard let track else { return }
         var d = descriptions
         let fpp = track.format.codecFramesPerPacket ? Int64(track.format.format.framesPerPacket) : 0
@@ -372,6 +426,7 @@ public final class MP4Parser: PropertyStoringParser {
         }
         pending = d
         nextPending = 0
+        remember(d, moof: moof)
         guard !isReady, let first = d.first else { return }
         var f = track.format.format
         f.framesPerPacket = UInt32(fpp)
@@ -380,6 +435,24 @@ public final class MP4Parser: PropertyStoringParser {
         properties.maximumPacketSize = track.format.packetSizeBound ?? d.map(\.dataByteSize).max()
         if track.format.declaredBitRate > 0 { properties.bitRate = track.format.declaredBitRate }
         becomeReady(announcing: MP4Parser.announcementOrder)
+    }
+
+    /// Keeps a fragment's samples for exact seeks back, while packets are numbered.
+    private func remember(_ samples: [PacketDescription], moof: Int64) {
+        guard let first = packetNumber else { return }
+        packetNumber = first + Int64(samples.count)
+        if let last = seen.last, moof <= last.moof { return }  // read again after a seek back
+        let kept = seen.reduce(0) { $0 + $1.samples.count }
+        guard !samples.isEmpty, kept + samples.count <= MP4.maximumSampleCount else { return }
+        seen.append(SeenFragment(moof: moof, mdatEnd: nil, firstPacket: first, samples: samples))
+    }
+
+    /// The number of the first packet of the fragment whose `moof` is at `offset`, when known.
+    private func firstPacket(ofFragmentAt offset: Int64) -> Int64? {
+        if let f = seen.first(where: { $0.moof == offset }) { return f.firstPacket }
+        guard let track, let index = fragmentIndex, let e = index.first(where: { $0.moof == offset }) else { return nil }
+        let fpp = track.format.codecFramesPerPacket ? Int64(track.format.format.framesPerPacket) : 0
+        return fpp > 0 ? frames(e.time, track) / fpp : nil
     }
 
     // MARK: The table
@@ -567,13 +640,55 @@ public final class MP4Parser: PropertyStoringParser {
 
     // MARK: Seeking
 
+    /// The byte offset of a packet, relative to the data offset. Exact from the packet table;
+    /// for a fragmented stream see the type's notes.
+    public func byteOffset(ofPacket packet: Int64) throws(AudioError) -> (offset: Int64, isEstimated: Bool) {
+        guard let track, track.isFragmented, properties.packetTable == nil else {
+            return try properties.byteOffset(ofPacket: packet)
+        }
+        guard packet >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(packet) is negative") }
+        guard isReady, let dataOffset = properties.dataOffset else { throw AudioError(.valueUnknown, "no fragment has been read yet") }
+        if let f = seen.last(where: { $0.firstPacket <= packet }), packet < f.firstPacket + Int64(f.samples.count), f.mdatEnd != nil {
+            return (f.samples[Int(packet - f.firstPacket)].startOffset - dataOffset, false)
+        }
+        let fpp = track.format.codecFramesPerPacket ? Int64(track.format.format.framesPerPacket) : 0
+        if let index = fragmentIndex, fpp > 0,
+           let e = index.last(where: { firstPacket(ofFragmentAt: $0.moof).map { $0 <= packet } ?? false })
+        {
+            return (e.moof - dataOffset, true)
+        }
+        guard let last = seen.last, let lastSample = last.samples.last else {
+            throw AudioError(.valueUnknown, "no fragment has been read yet")
+        }
+        let count = last.firstPacket + Int64(last.samples.count)
+        let bytes = Double(lastSample.startOffset + Int64(lastSample.dataByteSize) - dataOffset)
+        return (Int64((bytes / Double(count) * Double(packet)).rounded(.down)), true)
+    }
+
     public func resume(at offset: Int64) throws(AudioError) {
         guard isReady, let track else { throw AudioError(.illegalOperation, "cannot resume before the data offset is known") }
         if track.isFragmented {
-            // Fragments are found again from the next box header the caller feeds.
             pending = []
             nextPending = 0
-            state = .boxHeader
+            // A packet of a fragment already read: the rest of that fragment, then on in order.
+            for f in seen.reversed() where f.moof < offset {
+                if let end = f.mdatEnd, let k = f.samples.firstIndex(where: { $0.startOffset == offset }) {
+                    pending = f.samples
+                    nextPending = k
+                    packetNumber = f.firstPacket + Int64(f.samples.count)
+                    state = .fragmentSamples(end: end)
+                    return
+                }
+                break
+            }
+            // The start of a fragment: read on from its box header; else find the next moof.
+            if let known = firstPacket(ofFragmentAt: offset) {
+                packetNumber = known
+                state = .boxHeader
+            } else {
+                packetNumber = nil
+                state = .resync
+            }
             return
         }
         guard let table = properties.packetTable, let base = properties.dataOffset else {
