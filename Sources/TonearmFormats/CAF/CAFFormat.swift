@@ -7,6 +7,13 @@ import TonearmCore
 /// come before the packet table ('pakt') of variable-size packets, as writers that
 /// cannot know the table in advance put it; a seekable source reads such a file, a push
 /// stream fails with 'optm'. A data size of -1 means the data runs to the end of the file.
+///
+/// Compressed payloads: 'pakt' gives each packet's size (and frame count, when the
+/// 'desc' leaves them variable), so packet offsets and seeks are exact, and its valid,
+/// priming and remainder frames become the PacketTableInfo. The table must fit in the
+/// data chunk; 0-byte entries at its end are no packets (ffmpeg's FLAC writer leaves one)
+/// and are dropped, elsewhere they are an error. The 'kuki' of AAC, ALAC, FLAC and Opus
+/// is given in the form every Tonearm container gives for the codec (CAFFormat+Cookie.swift).
 public struct CAFFormat: ChunkedFormat {
     public var fileHeaderSize: Int { 8 }
     public var chunkHeaderSize: Int { 12 }
@@ -85,7 +92,11 @@ public struct CAFFormat: ChunkedFormat {
             p.packetTableInfo = info
             if !f.isConstantBitRate { table = entries }
         case "kuki":
-            p.magicCookie = r.readBytes(r.readableBytes)
+            guard let f = description else { throw AudioError(.invalidFile, "a CAF 'kuki' chunk before 'desc'") }
+            let cookie = r.readBytes(r.readableBytes) ?? []
+            let described = try CAFFormat.applyCookie(cookie, to: f, properties: &p)
+            if p.dataFormat == f { p.dataFormat = described }
+            description = described
         case "chan":
             p.channelLayout = try ChannelLayout.readChunk(&r)
         case "info":
@@ -111,6 +122,9 @@ public struct CAFFormat: ChunkedFormat {
         guard let f = description else { throw AudioError(.invalidFile, "CAF audio data without a 'desc' chunk") }
         if f.isConstantBitRate { return (dataStart, .constant(bytesPerPacket: Int(f.bytesPerPacket))) }
         guard let table else { throw AudioError(.invalidFile, "CAF audio data of variable-size packets without a 'pakt' chunk") }
+        if let size = chunk.bodySize, let last = table.last, last.startOffset + Int64(last.dataByteSize) > size - 4 {
+            throw AudioError(.invalidChunk, "the CAF packet table places \(table.count) packets in \(last.startOffset + Int64(last.dataByteSize)) bytes, but the data chunk holds \(size - 4)")
+        }
         if p.bitRate == nil, let last = table.last {
             let bytes = Double(last.startOffset) + Double(last.dataByteSize)
             let frames: Double = if let t = p.packetTableInfo, t.totalFrames > 0 { Double(t.totalFrames) }
@@ -188,6 +202,9 @@ public struct CAFFormat: ChunkedFormat {
         let priming = r.readInt32()!
         let remainder = r.readInt32()!
         guard packets >= 0 else { throw AudioError(.invalidChunk, "a CAF packet table of \(packets) packets") }
+        guard valid >= 0, priming >= 0, remainder >= 0 else {
+            throw AudioError(.invalidChunk, "a CAF packet table of \(valid) valid frames, \(priming) priming and \(remainder) remainder")
+        }
         let info = PacketTableInfo(numberValidFrames: valid, primingFrames: priming, remainderFrames: remainder)
         let sizeVaries = f.bytesPerPacket == 0
         let framesVary = f.framesPerPacket == 0
@@ -227,6 +244,14 @@ public struct CAFFormat: ChunkedFormat {
         }
         r.readerIndex = i
         if failed { throw AudioError(.invalidChunk, "a CAF packet table ends before its \(packets) entries") }
+        // A 0-byte entry holds no packet; ffmpeg's FLAC writer ends its table with one, and
+        // ffprobe, like Tonearm, lists the packets before it.
+        if sizeVaries {
+            while table.last?.dataByteSize == 0 { table.removeLast() }
+            if let empty = table.firstIndex(where: { $0.dataByteSize == 0 }) {
+                throw AudioError(.invalidChunk, "CAF packet \(empty) of \(table.count) has 0 bytes")
+            }
+        }
         return (info, table)
     }
 

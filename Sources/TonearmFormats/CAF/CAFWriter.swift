@@ -6,9 +6,13 @@ import TonearmCore
 ///
 /// Linear PCM (integer or float, either byte order, packed), µ-law, A-law and IMA4 are the
 /// formats it encodes for. Packets of any other format are copied as they are (a packet
-/// table is written for variable-size packets), so an AAC or ALAC stream can be rewrapped.
+/// table is written for variable-size packets, with the PacketTableInfo set), so an AAC,
+/// ALAC, FLAC or Opus stream can be rewrapped; the cookie is stored in CAF's form for
+/// its codec (``cookieBody(_:format:)``), so that it reads back as it was given.
 final class CAFWriter: FormatWriter {
     private var dataSizeOffset: Int64 = 0
+    /// Where an AAC cookie's buffer size and bit rates lie, filled in by `finish`.
+    private var bitRatesOffset: Int64?
 
     init(format f: StreamDescription) throws(AudioError) {
         try CAFWriter.checkWritable(f)
@@ -51,7 +55,11 @@ final class CAFWriter: FormatWriter {
         w.write(UInt16(0))
         CAFWriter.chunk(&w, "desc", CAFWriter.descriptionBody(s.format))
         if let layout = s.channelLayout { CAFWriter.chunk(&w, "chan", layout.chunkBody) }
-        if let cookie = s.magicCookie { CAFWriter.chunk(&w, "kuki", cookie) }
+        if let cookie = s.magicCookie {
+            let (body, rates) = CAFWriter.cookieBody(cookie, format: s.format)
+            if let rates { bitRatesOffset = Int64(w.bytes.count + 12 + rates) }
+            CAFWriter.chunk(&w, "kuki", body)
+        }
         w.write(FourCC("data"))
         dataSizeOffset = Int64(w.bytes.count)
         w.write(Int64(-1))
@@ -76,6 +84,7 @@ final class CAFWriter: FormatWriter {
         var size = ByteWriter()
         size.write(s.dataByteCount + 4)
         try handle.write(size.bytes, at: dataSizeOffset)
+        if let at = bitRatesOffset { try handle.write(CAFWriter.decoderConfigRates(s), at: at) }
     }
 
     // MARK: Chunk bodies
@@ -101,6 +110,57 @@ final class CAFWriter: FormatWriter {
         return w.bytes
     }
 
+
+    /// The cookie in the form CAF stores it (see CAFFormat+Cookie.swift): an AAC
+    /// AudioSpecificConfig goes inside an ES_Descriptor, the body of a FLAC dfLa box
+    /// becomes the whole box; other cookies, and cookies already in CAF's form, stay as
+    /// they are. For a new ES_Descriptor, also gives where its buffer size and bit rates
+    /// lie (written as 0 until `finish` knows them).
+    static func cookieBody(_ cookie: [UInt8], format f: StreamDescription) -> (body: [UInt8], rates: Int?) {
+        switch f.formatID {
+        case .mpeg4AAC, .mpeg4AAC_HE, .mpeg4AAC_HE_V2, .mpeg4AAC_LD, .mpeg4AAC_ELD:
+            if cookie.first == 0x03 { return (cookie, nil) }
+            if cookie.count > 4, cookie[0..<4] == [0, 0, 0, 0], cookie[4] == 0x03 { return (Array(cookie[4...]), nil) }
+            // ISO/IEC 14496-1 §7.2.6.5/6: DecoderConfigDescriptor (MPEG-4 audio, an audio
+            // stream) around the DecoderSpecificInfo; SLConfigDescriptor predefined 2 (MP4).
+            func descriptor(_ tag: UInt8, _ body: [UInt8]) -> [UInt8] {
+                let n = body.count
+                return [tag, UInt8(0x80 | n >> 21 & 0x7F), UInt8(0x80 | n >> 14 & 0x7F), UInt8(0x80 | n >> 7 & 0x7F),
+                        UInt8(n & 0x7F)] + body
+            }
+            let config = descriptor(0x04, [0x40, 0x15] + [UInt8](repeating: 0, count: 11) + descriptor(0x05, cookie))
+            let es = descriptor(0x03, [0, 0, 0] + config + descriptor(0x06, [0x02]))
+            // Tag and size of each descriptor (5), ES_ID and flags (3), object and stream type (2).
+            return (es, 5 + 3 + 5 + 2)
+        case .flac:
+            if cookie.count >= 8, Array(cookie[4..<8]) == Array("dfLa".utf8) { return (cookie, nil) }
+            var w = ByteWriter()
+            w.write(UInt32(truncatingIfNeeded: cookie.count + 8))
+            w.write(FourCC("dfLa"))
+            w.write(cookie)
+            return (w.bytes, nil)
+        default:
+            return (cookie, nil)
+        }
+    }
+
+    /// An ES_Descriptor's bufferSizeDB (24 bits), maxBitrate and avgBitrate for the packets
+    /// written: the largest packet, and bits per second over the largest packet and overall.
+    static func decoderConfigRates(_ s: WriterState) -> [UInt8] {
+        let f = s.format
+        let largest = s.packetDescriptions.map(\.dataByteSize).max() ?? f.bytesPerPacket
+        let frames = Double(s.frameCount)
+        let framesPerPacket = f.framesPerPacket > 0 ? Double(f.framesPerPacket) : (s.packetCount > 0 ? frames / Double(s.packetCount) : 0)
+        func clamp(_ v: Double) -> UInt32 { v.isFinite && v >= 0 ? UInt32(min(v, Double(UInt32.max))) : 0 }
+        let peak = framesPerPacket > 0 ? clamp(Double(largest) * 8 * f.sampleRate / framesPerPacket) : 0
+        let average = frames > 0 ? clamp(Double(s.dataByteCount) * 8 * f.sampleRate / frames) : 0
+        var w = ByteWriter()
+        let buffer = min(largest, 0xFF_FFFF)
+        w.write(UInt8(buffer >> 16)); w.write(UInt16(truncatingIfNeeded: buffer))
+        w.write(peak)
+        w.write(average)
+        return w.bytes
+    }
 
     static func infoBody(_ info: InfoDictionary) -> [UInt8] {
         var w = ByteWriter()
