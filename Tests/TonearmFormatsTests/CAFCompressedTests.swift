@@ -60,6 +60,16 @@ struct CAFCompressedGolden: Decodable {
     }
 }
 
+/// The base-128 numbers of a 'pakt' entry, as CAF's writer writes them.
+enum CAFWriterVarint {
+    static func write(_ w: inout ByteWriter, _ value: UInt32) {
+        var groups: [UInt8] = [UInt8(value & 0x7F)]
+        var v = value >> 7
+        while v > 0 { groups.append(UInt8(v & 0x7F) | 0x80); v >>= 7 }
+        w.write(groups.reversed())
+    }
+}
+
 /// CAF's compressed payloads (issue 3): variable-size packets from 'pakt' with their priming and
 /// remainder, and the 'kuki' of AAC, ALAC, FLAC and Opus, on committed fixtures from real encoders.
 final class CAFCompressedTests: XCTestCase {
@@ -295,6 +305,54 @@ final class CAFCompressedTests: XCTestCase {
             XCTAssertEqual(sizes, Array(g.packetSizes[k...]), name)
             XCTAssertEqual(data, Array(bytes[Int(dataOffset + byte)..<Int(dataOffset + byte) + g.packetSizes[k...].reduce(0, +)]), name)
         }
+    }
+
+    /// A 'desc' with 0 frames per packet: 'pakt' gives each packet's frames too, and they
+    /// reach both paths and the writer.
+    func testVariableFramesPerPacket() throws {
+        let name = "remux_opus.caf"
+        let g = try Golden.load(fixture(name))
+        let chunks = Kit.cafChunks(try readWholeFile(fixture(name)))
+        var desc = try XCTUnwrap(chunks.first { $0.id == "desc" }).body
+        desc[20..<24] = [0, 0, 0, 0]  // framesPerPacket
+        var pakt = Array(try XCTUnwrap(chunks.first { $0.id == "pakt" }).body[..<24])
+        var frames: [UInt32] = []
+        for (k, size) in g.packetSizes.enumerated() {
+            let n: UInt32 = k == 3 ? 480 : 960  // one packet of 10 ms
+            frames.append(n)
+            var w = ByteWriter()
+            CAFWriterVarint.write(&w, UInt32(size))
+            CAFWriterVarint.write(&w, n)
+            pakt += w.bytes
+        }
+        let bytes = Kit.caf(chunks.map { c in
+            let body = c.id == "desc" ? desc : c.id == "pakt" ? pakt : c.body
+            return (c.id, body, Int64(body.count))
+        })
+        let f = try AudioFile(source: MemorySource(bytes))
+        XCTAssertEqual(try f.dataFormat.framesPerPacket, 0)
+        let fromFile = try Kit.filePackets(f)
+        XCTAssertEqual(fromFile.sizes, g.packetSizes)
+        XCTAssertEqual(fromFile.frames, frames)
+        XCTAssertEqual(try f.frame(forPacket: 5), 4 * 960 + 480)
+        XCTAssertEqual(try f.packet(forFrame: 3 * 960 + 100).packet, 3)
+        XCTAssertEqual(try f.packet(forFrame: 3 * 960 + 500).packet, 4)
+        let r = feed(bytes, pattern: .oneByteAtATime)
+        XCTAssertNil(r.error)
+        XCTAssertEqual(r.packetFrames, frames)
+        XCTAssertEqual(r.packetData, fromFile.data)
+        XCTAssertNil(dripFeedMismatch(bytes))
+
+        let out = makeTemporaryDirectory() + "/vf.caf"
+        let w = try AudioFile.create(path: out, type: .caf, format: try f.dataFormat)
+        try w.setProperty(.magicCookieData, .data(try XCTUnwrap(try f.magicCookie)))
+        try w.setProperty(.packetTableInfo, .packetTableInfo(try XCTUnwrap(try f.packetTableInfo)))
+        let (data, descriptions) = try f.readPacketData(startingAt: 0, count: g.packets)
+        try w.writePackets(data, count: g.packets, descriptions: descriptions, startingAt: 0)
+        try w.close()
+        let written = Kit.cafChunks(try readWholeFile(out))
+        XCTAssertEqual(written.first { $0.id == "pakt" }?.body, pakt)
+        XCTAssertEqual(try Kit.filePackets(AudioFile(path: out)), fromFile)
     }
 
     // MARK: Cookie forms
