@@ -6,10 +6,9 @@ enum PacketsCommand {
         usage: tonearm packets FILE [--json] [--limit N] [--count]
 
         Lists the packets of the audio data: index, absolute byte offset, size in bytes
-        and frames, and for MP4 and Ogg the presentation time (pts) in frames as the
-        container gives it. MP4 counts it from the first frame of the media, priming
-        included (before the edit list); Ogg from the granule position less the
-        pre-skip, so that the first frame played is 0.
+        and frames, and for MP4 and Ogg the presentation time (pts) in frames, where 0
+        is the first frame played: MP4 applies the edit list, Ogg subtracts the Opus
+        pre-skip, so priming packets have negative times (as ffprobe shows them).
 
           --json      print a JSON array of {index, offset, size, frames[, pts]}
           --limit N   stop after N packets

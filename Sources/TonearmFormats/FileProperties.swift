@@ -124,7 +124,8 @@ public struct FileProperties: Sendable {
     /// Packets to decode before a seek target for the output to be right ('pkrl').
     public var rollDistance: Int64?
     /// Each packet's presentation time in frames, for formats that give one (MP4, Ogg),
-    /// parallel to `packetTable`.
+    /// parallel to `packetTable`. 0 is the first frame played: MP4 applies the first edit's
+    /// media time, Ogg subtracts Opus's pre-skip, so priming packets come before 0.
     public var packetTimestamps: [Int64]?
     /// Audio tracks in the file (MP4 may hold several); the properties describe the first.
     public var trackCount = 1

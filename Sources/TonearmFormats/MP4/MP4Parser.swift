@@ -551,6 +551,10 @@ public final class MP4Parser: PropertyStoringParser {
             }
         }
         var primingFrames = frames(priming, track)
+        // Presentation times, as the edit list gives them: the first frame played is 0.
+        if primingFrames != 0 {
+            for i in list.timestamps.indices { list.timestamps[i] -= primingFrames }
+        }
         var validFrames = frames(priming + valid, track) - primingFrames
         if let g = track.gapless, g.priming + g.valid <= totalFrames {
             primingFrames = g.priming
