@@ -27,7 +27,7 @@ enum InfoCommand {
         }
         var status: Int32 = 0
         for path in a.positionals {
-            do {
+            do throws(FileError) {
                 let report = try about(path) { () throws(AudioError) in try Report(path: path) }
                 if a.has("--json") {
                     console.print(report.json.serialized(pretty: true))
@@ -37,7 +37,7 @@ enum InfoCommand {
                 if let artworkPath {
                     try about(path) { () throws(AudioError) in try report.writeArtwork(to: artworkPath) }
                 }
-            } catch let e as FileError {
+            } catch let e {
                 console.error("tonearm: \(e.path): \(e.error.message) (\(e.error.code.codeString))\n")
                 status = 1
             }
