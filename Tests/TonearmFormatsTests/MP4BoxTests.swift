@@ -55,6 +55,9 @@ enum MP4Build {
         var ctts: [(count: UInt32, offset: Int32)]?
         var co64 = false
         var handler = "soun"
+        /// More stsd entries, and the description index of each chunk after the first.
+        var moreEntries: [[UInt8]] = []
+        var laterChunksDescription: UInt32 = 1
     }
 
     static func trak(_ t: Track, id: UInt32 = 1, dataStart: UInt64, tref: [UInt8] = []) -> [UInt8] {
@@ -71,8 +74,11 @@ enum MP4Build {
         } else {
             stts = u32(1) + u32(n) + u32(t.delta)
         }
-        var stbl = full("stsd", u32(1), t.entry) + full("stts", stts)
-            + full("stsc", u32(1), u32(1), u32(UInt32(t.samplesPerChunk)), u32(1))
+        let stsc = t.laterChunksDescription == 1
+            ? u32(1) + u32(1) + u32(UInt32(t.samplesPerChunk)) + u32(1)
+            : u32(2) + u32(1) + u32(UInt32(t.samplesPerChunk)) + u32(1) + u32(2) + u32(UInt32(t.samplesPerChunk)) + u32(t.laterChunksDescription)
+        var stbl = full("stsd", u32(UInt32(1 + t.moreEntries.count)), t.entry + t.moreEntries.flatMap { $0 }) + full("stts", stts)
+            + full("stsc", stsc)
             + full("stsz", u32(0), u32(n), t.sizes.flatMap { u32(UInt32($0)) })
         if t.co64 {
             stbl += full("co64", u32(UInt32(chunks.count)), chunks.flatMap { u64($0) })
@@ -363,6 +369,21 @@ final class MP4BoxTests: XCTestCase {
     }
 
     // MARK: Random access restrictions
+
+    /// Several sample descriptions: the same one repeated is read; another format within the
+    /// track is refused with 'fmt?' rather than misread.
+    func testSeveralSampleDescriptions() throws {
+        var t = B.Track()
+        t.moreEntries = [t.entry]
+        t.laterChunksDescription = 2
+        XCTAssertEqual(try props(B.file(t)).audioDataPacketCount, 7)
+        t.moreEntries = [MP4Build.mp4a([0x11, 0x90])]  // AAC LC at 48 kHz, mono
+        let error = MP4Kit.error { () throws(AudioError) in _ = try AudioFile(source: MemorySource(B.file(t))) }
+        XCTAssertEqual(error?.code, .unsupportedDataFormat)
+        XCTAssertEqual(error?.message.contains("chunk 2"), true, error?.message ?? "")
+        t.laterChunksDescription = 1
+        XCTAssertEqual(try props(B.file(t)).audioDataPacketCount, 7, "an unused second entry changes nothing")
+    }
 
     func testSyncSamplesAndTimestamps() throws {
         var t = B.Track()

@@ -26,6 +26,8 @@ enum MP4 {
     static let maximumDepth = 16
     /// Most chapters kept from a chapter track.
     static let maximumChapters = 4096
+    /// The most `stsd` entries kept.
+    static let maximumSampleEntries = 64
     /// Most bytes read of one chapter title sample.
     static let maximumChapterSampleSize = 4096
     /// Most boxes walked with a byte-range fetcher while looking for a `moov` after `mdat`.

@@ -25,6 +25,8 @@ struct MP4Track: Sendable {
     var chapterTrackIDs: [UInt32] = []
     /// The first entry of `stsd`.
     var sampleEntry: MP4Box?
+    /// Every entry of `stsd` (at most ``MP4/maximumSampleEntries``).
+    var sampleEntries: [MP4Box] = []
     var stts: Range<Int>?
     var ctts: Range<Int>?
     var stsc: Range<Int>?
@@ -36,6 +38,27 @@ struct MP4Track: Sendable {
     var rollDescriptions: Range<Int>?
 
     var isAudio: Bool { handler == "soun" }
+
+    /// The first chunk whose samples `stsc` gives a description other than the first, when
+    /// that description differs from the first (a format change within the track, which
+    /// Tonearm does not follow); nil when every sample uses the first or an identical one.
+    func chunkWithAnotherDescription(_ p: UnsafeRawBufferPointer) -> UInt32? {
+        guard sampleEntries.count > 1, let c = stsc, c.count >= 8 else { return nil }
+        let count = min(Int(mp4be32(p, c.lowerBound + 4)), (c.count - 8) / 12)
+        let first = sampleEntries[0]
+        let firstBytes = UnsafeRawBufferPointer(rebasing: p[first.start..<first.body.upperBound])
+        for k in 0..<count {
+            let e = c.lowerBound + 8 + 12 * k
+            let index = Int(mp4be32(p, e + 8))
+            guard index != 1 else { continue }
+            guard index >= 1, index <= sampleEntries.count else { return mp4be32(p, e) }
+            let other = sampleEntries[index - 1]
+            // The same entry repeated (some muxers write one per edit) is no change.
+            let otherBytes = UnsafeRawBufferPointer(rebasing: p[other.start..<other.body.upperBound])
+            if !otherBytes.elementsEqual(firstBytes) { return mp4be32(p, e) }
+        }
+        return nil
+    }
 }
 
 /// What `moov` holds: the movie timescale, every track, fragment defaults and metadata.
@@ -150,7 +173,9 @@ struct MP4Movie: Sendable {
                         guard s.body.count >= 8, mp4be32(p, s.body.lowerBound + 4) >= 1 else {
                             throw AudioError(.invalidChunk, "an stsd without entries")
                         }
-                        t.sampleEntry = try MP4Boxes.children(p, (s.body.lowerBound + 8)..<s.body.upperBound).first
+                        t.sampleEntries = Array(try MP4Boxes.children(p, (s.body.lowerBound + 8)..<s.body.upperBound)
+                            .prefix(MP4.maximumSampleEntries))
+                        t.sampleEntry = t.sampleEntries.first
                     case "stts": t.stts = s.body
                     case "ctts": t.ctts = s.body
                     case "stsc": t.stsc = s.body

@@ -309,6 +309,10 @@ public final class MP4Parser: PropertyStoringParser {
             guard t.timescale > 0 else { throw AudioError(.invalidChunk, "the audio track's mdhd gives a timescale of 0") }
             guard let entry = t.sampleEntry else { throw AudioError(.invalidChunk, "the audio track has no sample description") }
             let format = try MP4SampleEntry.audioFormat(p, entry: entry, mediaTimescale: t.timescale)
+            if let chunk = t.chunkWithAnotherDescription(p) {
+                throw AudioError(.unsupportedDataFormat,
+                                 "the audio track changes its sample description at chunk \(chunk); Tonearm reads tracks with one format")
+            }
             list = try MP4SampleTable.build(p, track: t, sourceSize: input.sourceSize)
             properties.trackCount = audio.count
             properties.rollDistance = MP4SampleTable.rollDistance(p, track: t)
