@@ -318,6 +318,8 @@ public final class ChunkedParser<Format: ChunkedFormat>: PropertyStoringParser {
             return input.isEndOfStream ? nil : .needMore
         }
         r.nextPacket = i
+        // Packets of no bytes carry nothing to hand on (a format refuses them where they matter).
+        guard bytes > 0 else { return .consume(0) }
         return .packets(byteCount: bytes, packetCount: descriptions.count, descriptions: descriptions)
     }
 

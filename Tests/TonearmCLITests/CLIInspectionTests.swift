@@ -262,7 +262,7 @@ final class CLIInspectionTests: XCTestCase {
 
     /// Every compressed fixture gets a report and a packet list, with no error.
     func testInfoAndPacketsReadEveryCompressedFixture() {
-        for family in ["mpeg", "adts", "ac3", "mp4", "flac", "ogg"] {
+        for family in ["mpeg", "adts", "ac3", "amr", "mp4", "flac", "ogg", "caf"] {
             for path in fixtureFiles(family) where !path.hasSuffix(".py") {
                 let info = tonearm(["info", path, "--json"])
                 XCTAssertEqual(info.code, 0, "\(path): \(info.err)")

@@ -36,5 +36,7 @@ final class GlobalInfoTests: XCTestCase {
         let aiffPCM = try AudioFile.availableStreamDescriptions(for: .aiff, formatID: .linearPCM)
         XCTAssertTrue(aiffPCM.allSatisfy { $0.isBigEndian || $0.bitsPerChannel == 8 })
         XCTAssertEqual(try AudioFile.availableStreamDescriptions(for: .aiff, formatID: .mpeg4AAC), [])
+        // CAF holds the compressed formats whose packets and cookies its writer stores.
+        XCTAssertEqual(try AudioFile.availableStreamDescriptions(for: .caf, formatID: .appleLossless).map(\.formatID), [.appleLossless])
     }
 }

@@ -6,7 +6,7 @@ extension FormatRegistry {
         [
             FileTypeInfo(type: .caf, name: "CAF", extensions: ["caf"], mimeTypes: ["audio/x-caf"],
                          utis: ["com.apple.coreaudio-format"], hfsTypeCodes: ["caff"],
-                         writableFormats: [.linearPCM, .uLaw, .aLaw, .appleIMA4],
+                         writableFormats: [.linearPCM, .uLaw, .aLaw, .appleIMA4, .mpeg4AAC, .appleLossless, .flac, .opus],
                          magic: { head, _ in bytes(head, at: 0, are: "caff") ? .match(.caf) : .noMatch },
                          parser: { ChunkedParser(format: CAFFormat(), fileType: .caf) },
                          writer: { f throws(AudioError) in try CAFWriter(format: f) }),
