@@ -67,14 +67,11 @@ public final class AudioFile {
         guard source.isSeekable else { throw AudioError(.illegalOperation, "AudioFile needs a seekable source; use AudioFileStream") }
         self.source = source
         self.path = path
-        let head = try source.read(at: 0, count: FormatRegistry.probeSize)
-        if head.isEmpty { throw AudioError(.unsupportedFileType, "the file is empty") }
         let type: AudioFileTypeID
-        switch FormatRegistry.identify(head, isEndOfStream: true, hint: fileTypeHint,
-                                       pathExtension: source.pathExtension, mimeType: source.mimeType)
-        {
-        case .match(let t): type = t
-        case .needMore, .noMatch: throw AudioError(.unsupportedFileType, "not an audio file Tonearm can read")
+        switch try FormatRegistry.identify(source: source, hint: fileTypeHint) {
+        case nil: throw AudioError(.unsupportedFileType, "the file is empty")
+        case .match(let t)?: type = t
+        case .needMore?, .noMatch?: throw AudioError(.unsupportedFileType, "not an audio file Tonearm can read")
         }
         let parser = try FormatRegistry.makeParser(for: type)
         let driver = ParserDriver(parser: parser)

@@ -54,7 +54,17 @@ public final class AudioFileStream {
     private let propertyListener: PropertyListener
     private let packetsHandler: PacketsHandler
     private var driver: ParserDriver?
+    /// The bytes kept while the type is not known yet, from file offset `probeBase`.
     private var probeBuffer: [UInt8] = []
+    /// File offset of `probeBuffer[0]`: 0, or the end of a run of leading ID3v2 tags longer
+    /// than ``FormatRegistry/maximumHeldTagBytes``, whose bytes were dropped.
+    private var probeBase: Int64 = 0
+    /// File offset of the next byte to arrive while probing.
+    private var probeReceived: Int64 = 0
+    /// Where the next leading ID3v2 tag may begin; nil once the bytes after the tags began
+    /// (at `contentStart`).
+    private var tagScan: Int64? = 0
+    private var contentStart: Int64 = 0
     private var closed = false
     /// Where the bytes after the next discontinuity begin, as the last seek computed it.
     private var pendingSeekOffset: Int64?
@@ -116,10 +126,7 @@ public final class AudioFileStream {
             return
         }
         // Still probing: collect the first bytes until the type is known.
-        probeBuffer.append(contentsOf: input)
-        switch FormatRegistry.identify(probeBuffer, isEndOfStream: endOfStream, hint: hint, pathExtension: nil,
-                                       mimeType: nil)
-        {
+        switch probe(input, endOfStream: endOfStream) {
         case .needMore:
             return
         case .noMatch:
@@ -137,10 +144,47 @@ public final class AudioFileStream {
                 packetsHandler(data.count, count, data, descriptions)
             }
             driver = d
+            // After a run of tags too long to hold, the parser starts where the run ends.
+            if probeBase > 0 { d.restart(at: probeBase) }
             let first = probeBuffer
             probeBuffer = []
             try first.withBytes { raw throws(AudioError) in try d.push(raw, endOfStream: endOfStream, sourceSize: sourceSize) }
         }
+    }
+
+    /// Collects the first bytes and identifies the type: ID3v2 tags at the start are passed
+    /// by their sizes (held up to ``FormatRegistry/maximumHeldTagBytes``, dropped beyond),
+    /// and the bytes after them are probed.
+    private func probe(_ input: UnsafeRawBufferPointer, endOfStream: Bool) -> ProbeResult {
+        let start = probeReceived
+        probeReceived += Int64(input.count)
+        if probeReceived > probeBase {
+            probeBuffer.append(contentsOf: input[Int(max(0, probeBase - start))...])
+        }
+        while let at = tagScan {
+            let rel = Int(at - probeBase)
+            let bytes = probeBuffer[min(rel, probeBuffer.count)...]
+            if rel > probeBuffer.count && !endOfStream { return .needMore }
+            switch FormatRegistry.leadingTag(bytes, isEndOfStream: endOfStream) {
+            case .needMore:
+                return .needMore
+            case .none:
+                tagScan = nil
+                contentStart = min(at, probeBase + Int64(probeBuffer.count))
+            case .tag(let total):
+                let end = at + total
+                tagScan = end
+                if end > FormatRegistry.maximumHeldTagBytes {
+                    // Too long to hold: drop what came of it, and the rest as it arrives.
+                    let held = end - probeBase
+                    probeBuffer = held < Int64(probeBuffer.count) ? Array(probeBuffer[Int(held)...]) : []
+                    probeBase = end
+                }
+            }
+        }
+        let content = probeBuffer[Int(contentStart - probeBase)...]
+        return FormatRegistry.identify(content: content, afterTags: contentStart > 0,
+                                       isEndOfStream: endOfStream, hint: hint, pathExtension: nil, mimeType: nil)
     }
 
     /// The byte offset of a packet, relative to the data offset (`AudioFileStreamSeek`).

@@ -15,6 +15,10 @@ public struct FileTypeInfo: Sendable {
     /// `.match` (possibly of a sibling type, as RIFF answers RF64), `.noMatch`, or
     /// `.needMore` while too few bytes have arrived. Nil for a type without magic.
     public let magic: (@Sendable (_ head: [UInt8], _ isEndOfStream: Bool) -> ProbeResult)?
+    /// True when the type's parser reads (or skips) ID3v2 tags in front of its data, as
+    /// MP3, AAC ADTS, LOAS, AC-3 and FLAC files may have them: the probe looks past such
+    /// tags and offers what follows only to these types.
+    public let readsLeadingID3v2: Bool
     let makeParser: @Sendable () -> FormatParser
     let makeWriter: (@Sendable (StreamDescription) throws(AudioError) -> FormatWriter)?
 
@@ -24,6 +28,7 @@ public struct FileTypeInfo: Sendable {
     public init(type: AudioFileTypeID, name: String, extensions: [String], mimeTypes: [String], utis: [String] = [],
                 hfsTypeCodes: [FourCC] = [], writableFormats: [AudioFormatID] = [],
                 magic: (@Sendable (_ head: [UInt8], _ isEndOfStream: Bool) -> ProbeResult)? = nil,
+                readsLeadingID3v2: Bool = false,
                 parser: @escaping @Sendable () -> FormatParser,
                 writer: (@Sendable (StreamDescription) throws(AudioError) -> FormatWriter)? = nil)
     {
@@ -35,6 +40,7 @@ public struct FileTypeInfo: Sendable {
         self.hfsTypeCodes = hfsTypeCodes
         self.writableFormats = writableFormats
         self.magic = magic
+        self.readsLeadingID3v2 = readsLeadingID3v2
         makeParser = parser
         makeWriter = writer
     }
@@ -77,20 +83,92 @@ public enum FormatRegistry {
         registered.filter { $0.hfsTypeCodes.contains(code) }.map(\.type)
     }
 
-    /// Bytes the probe wants to see to be sure.
+    /// Bytes the probe wants to see to be sure (after any leading ID3v2 tags).
     public static let probeSize = 64
     /// Bytes every probe sees before a stream is refused.
     public static let minimumProbeSize = 12
+    /// The most bytes of leading ID3v2 tags a push stream holds while it probes what follows
+    /// them (16 MiB, the largest tag the framed parsers read). A longer run of tags is
+    /// dropped as it arrives, and the parser starts at the first byte after it.
+    public static let maximumHeldTagBytes: Int64 = 16 << 20
+    /// The most leading ID3v2 tags the random-access probe walks through.
+    static let maximumLeadingTags = 1 << 16
 
     /// Identifies a file from its first bytes (magic numbers only), asking each registered
-    /// type in order; the first match wins.
+    /// type in order; the first match wins, but a type that needs more bytes to decide holds
+    /// back a later type's match until ``probeSize`` bytes are there.
+    ///
+    /// ID3v2 tags at the start are skipped by their sizes, and the bytes after them are
+    /// offered to the types that read such tags (``FileTypeInfo/readsLeadingID3v2``). While
+    /// the tags or the bytes after them are not all in `head`, the answer is `.needMore`;
+    /// tags that nothing recognisable follows are taken as MP3, their usual content.
     public static func probe(_ head: [UInt8], isEndOfStream: Bool = false) -> ProbeResult {
+        switch contentStart(head, isEndOfStream: isEndOfStream) {
+        case nil: return .needMore
+        case let at?:
+            let content = head[min(head.count, at)...]
+            let r = probeContent(content, afterTags: at > 0, isEndOfStream: isEndOfStream || at > head.count)
+            return r == .noMatch && at > 0 ? .match(.mp3) : r
+        }
+    }
+
+    /// What a look at the start of the bytes finds.
+    enum LeadingTag: Equatable {
+        /// No ID3v2 tag begins here.
+        case none
+        /// Too few bytes to tell.
+        case needMore
+        /// An ID3v2 tag of this many bytes (header, body and footer).
+        case tag(total: Int64)
+    }
+
+    /// Whether an ID3v2 tag begins at the start of `bytes` (ID3v2.4 §3.1: "ID3", two
+    /// version bytes that are not 0xFF, flags, and a syncsafe size).
+    static func leadingTag(_ bytes: ArraySlice<UInt8>, isEndOfStream: Bool) -> LeadingTag {
+        let magic: [UInt8] = [0x49, 0x44, 0x33]
+        let k = min(bytes.count, magic.count)
+        guard bytes.prefix(k).elementsEqual(magic.prefix(k)) else { return .none }
+        guard bytes.count >= ID3v2.headerSize else { return isEndOfStream ? .none : .needMore }
+        let total = bytes.withUnsafeBytes { ID3v2.tagSize(UnsafeRawBufferPointer(rebasing: $0[0..<ID3v2.headerSize])) }
+        return total.map { .tag(total: $0) } ?? .none
+    }
+
+    /// The offset of the first byte after the leading ID3v2 tags of `head`, which may lie
+    /// past its end when the stream ends inside a tag; nil while more bytes are needed.
+    static func contentStart(_ head: [UInt8], isEndOfStream: Bool) -> Int? {
+        var at = 0
+        while at < head.count || (at == 0 && !isEndOfStream) {
+            switch leadingTag(head[at...], isEndOfStream: isEndOfStream) {
+            case .none: return at
+            case .needMore: return nil
+            case .tag(let total):
+                guard Int64(at) + total <= Int64(head.count) else { return isEndOfStream ? head.count + 1 : nil }
+                at += Int(total)
+            }
+        }
+        return at
+    }
+
+    /// Asks each type's magic about the bytes after the leading tags (all of them when there
+    /// were none).
+    static func probeContent(_ content: ArraySlice<UInt8>, afterTags: Bool, isEndOfStream: Bool) -> ProbeResult {
+        probeContent(content, afterTags: afterTags, isEndOfStream: isEndOfStream, types: registered)
+    }
+
+    static func probeContent(_ content: ArraySlice<UInt8>, afterTags: Bool, isEndOfStream: Bool,
+                             types: [FileTypeInfo]) -> ProbeResult
+    {
         // Every magic gets at least this many bytes before anyone says no.
-        if head.count < minimumProbeSize && !isEndOfStream { return .needMore }
+        if content.count < minimumProbeSize && !isEndOfStream { return .needMore }
+        let head = Array(content)
         var wantsMore = false
-        for info in registered {
+        for info in types where !afterTags || info.readsLeadingID3v2 {
             switch info.magic?(head, isEndOfStream) {
-            case .match(let t): return .match(t)
+            case .match(let t):
+                // An earlier type that cannot tell yet may still claim the bytes (FLAC after
+                // a tag, before MPEG audio): its answer comes first.
+                if wantsMore && !isEndOfStream && head.count < probeSize { return .needMore }
+                return .match(t)
             case .needMore: wantsMore = true
             case .noMatch, nil: break
             }
@@ -118,7 +196,17 @@ public enum FormatRegistry {
     public static func identify(_ head: [UInt8], isEndOfStream: Bool, hint: AudioFileTypeID?, pathExtension: String?,
                                 mimeType: String?) -> ProbeResult
     {
-        switch probe(head, isEndOfStream: isEndOfStream) {
+        guard let at = contentStart(head, isEndOfStream: isEndOfStream) else { return .needMore }
+        return identify(content: head[min(head.count, at)...], afterTags: at > 0, isEndOfStream: isEndOfStream || at > head.count,
+                        hint: hint, pathExtension: pathExtension, mimeType: mimeType)
+    }
+
+    /// Picks a type from the bytes after the leading ID3v2 tags, then from the hints; tags
+    /// that nothing recognisable follows are taken as MP3.
+    static func identify(content: ArraySlice<UInt8>, afterTags: Bool, isEndOfStream: Bool, hint: AudioFileTypeID?,
+                         pathExtension: String?, mimeType: String?) -> ProbeResult
+    {
+        switch probeContent(content, afterTags: afterTags, isEndOfStream: isEndOfStream) {
         case .match(let t):
             // A hint of a sibling type (WAVE for RF64) does not override the magic.
             return .match(t)
@@ -128,8 +216,23 @@ public enum FormatRegistry {
             if let hint, info(for: hint) != nil { return .match(hint) }
             if let ext = pathExtension, let t = types(forExtension: ext).first { return .match(t) }
             if let mime = mimeType, let t = types(forMIMEType: mime).first { return .match(t) }
-            return .noMatch
+            return afterTags ? .match(.mp3) : .noMatch
         }
+    }
+
+    /// Identifies a seekable source: walks through the leading ID3v2 tags by their sizes
+    /// (whatever their size), then probes the bytes after them. Nil for an empty source.
+    static func identify(source: MediaSource, hint: AudioFileTypeID?) throws(AudioError) -> ProbeResult? {
+        var at: Int64 = 0
+        for _ in 0..<maximumLeadingTags {
+            let header = try source.read(at: at, count: ID3v2.headerSize)
+            guard case .tag(let total) = leadingTag(header[...], isEndOfStream: true) else { break }
+            at += total
+        }
+        let head = try source.read(at: at, count: probeSize)
+        if at == 0 && head.isEmpty { return nil }
+        return identify(content: head[...], afterTags: at > 0, isEndOfStream: true, hint: hint,
+                        pathExtension: source.pathExtension, mimeType: source.mimeType)
     }
 
     /// A new parser for a type.

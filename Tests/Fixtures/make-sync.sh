@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# Regenerates the sync-word fixtures (MPEG audio, ADTS/LOAS, AC-3/E-AC-3) in mpeg/,
-# adts/ and ac3/, with a golden NAME.json beside each one. Deterministic: the sources are
-# ffmpeg aevalsrc signals with fixed noise seeds, ffmpeg runs with bitexact flags, and
-# LAME and the tag writer below have no randomness (checked with ffmpeg 5.1.x and
-# LAME 3.100 on Debian 12: two runs give byte-identical files).
+# Regenerates the sync-word fixtures (MPEG audio, ADTS/LOAS, AC-3/E-AC-3, AMR) in mpeg/,
+# adts/, ac3/ and amr/, with a golden NAME.json beside each one. Deterministic: the sources
+# are ffmpeg aevalsrc signals with fixed noise seeds, ffmpeg runs with bitexact flags, SoX
+# with -R -D, and LAME, the tag writer below and tools/eac3_dependent.py have no
+# randomness (checked with ffmpeg 5.1.x, LAME 3.100 and SoX 14.4.2 on Debian 12: two runs
+# give byte-identical files).
 #
-# Needs: ffmpeg (with libmp3lame and libtwolame), ffprobe, lame, python3 (stdlib only).
+# Needs: ffmpeg (with libmp3lame and libtwolame), ffprobe, lame, sox (with AMR-NB, from
+# libopencore-amrnb), python3 (stdlib only).
 #
 # Not made, and why:
 #   * MPEG layer I: no encoder here writes it (ffmpeg has only an mp1 decoder, twolame
 #     and toolame write layer II). The tests build silent layer I frames by hand.
-#   * AMR-NB/WB: this ffmpeg has no AMR encoder (no libopencore-amrnb/libvo-amrwbenc,
-#     see `ffmpeg -encoders | grep amr`). The tests build AMR frames by hand.
+#   * AMR-WB: this ffmpeg has no AMR encoder (no libopencore-amrnb/libvo-amrwbenc, see
+#     `ffmpeg -encoders | grep amr`), and Debian's SoX is built without AMR-WB encoding
+#     ("SoX was compiled without AMR-WB encoding support"). The tests build AMR-WB frames by
+#     hand. AMR-NB comes from SoX.
+#   * E-AC-3 with dependent substreams: ffmpeg's eac3 encoder writes only independent
+#     substream 0, so ac3/eac3_7.1_dependent.eac3 is spliced from the two E-AC-3 fixtures
+#     by tools/eac3_dependent.py (see there).
 #   * HE-AAC: no HE-AAC encoder (libfdk_aac) in Debian's ffmpeg.
 #   * ADTS with a CRC: ffmpeg's ADTS muxer never writes one, so adts/aac_crc.aac is
 #     ffmpeg's ADTS with each header rewritten (protection_absent = 0, two CRC bytes
@@ -23,7 +30,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-for d in mpeg adts ac3; do rm -rf "$d"; mkdir -p "$d"; done
+for d in mpeg adts ac3 amr; do rm -rf "$d"; mkdir -p "$d"; done
 
 FF=(ffmpeg -hide_banner -nostdin -v error -y)
 BX=(-fflags +bitexact -flags +bitexact -map_metadata -1)
@@ -47,6 +54,7 @@ master mo22 "$MONO"   22050 22050          # 1 s mono, MPEG-2
 master mo11 "$MONO"   11025 16538          # 1.5 s mono, MPEG-2.5
 master six44 "$SIX"   44100 22050 5.1      # 0.5 s 5.1
 master six48 "$SIX"   48000 24000 5.1      # 0.5 s 5.1
+master mo8 "$MONO"    8000 8000            # 1 s mono, AMR-NB
 
 LAME=(lame --quiet --noreplaygain)
 
@@ -76,6 +84,22 @@ LAME=(lame --quiet --noreplaygain)
 "${FF[@]}" -i "$TMP/six44.wav" -c:a ac3 -b:a 384k "${BX[@]}" -f ac3 ac3/ac3_5.1_44k.ac3
 "${FF[@]}" -i "$TMP/st48.wav" -c:a eac3 -b:a 128k "${BX[@]}" -f eac3 ac3/eac3_stereo_48k.eac3
 "${FF[@]}" -i "$TMP/six48.wav" -c:a eac3 -b:a 384k "${BX[@]}" -f eac3 ac3/eac3_5.1_48k.eac3
+
+# E-AC-3 7.1: 5.1 independent frames, each followed by a dependent frame (the stereo
+# fixture's, remapped to Lrs/Rrs), and every third unit by a second one (substream 1).
+python3 tools/eac3_dependent.py ac3/eac3_5.1_48k.eac3 ac3/eac3_stereo_48k.eac3 ac3/eac3_7.1_dependent.eac3
+
+# ---------------------------------------------------------------------- AMR-NB
+SOX=(sox -R -D)
+"${SOX[@]}" "$TMP/mo8.wav" -t amr-nb -C 7 amr/amrnb_122.amr      # MR122, 32-byte frames
+"${SOX[@]}" "$TMP/mo8.wav" -t amr-nb -C 0 amr/amrnb_475.amr      # MR475, 13-byte frames
+# A mode change mid-stream (AMR may switch at any frame): MR475's frames then MR122's.
+python3 -c 'import sys; a, b = (open(p, "rb").read() for p in sys.argv[1:3]); open(sys.argv[3], "wb").write(a + b[6:])' \
+  amr/amrnb_475.amr amr/amrnb_122.amr amr/amrnb_mixed.amr
+# The same frames in 3GP (samr sample entry), for the MP4 parser. They stay in amr/: the
+# MP4 tests count and check every file in mp4/ against make-mp4.sh's goldens.
+"${FF[@]}" -i amr/amrnb_122.amr -c copy "${BX[@]}" amr/amrnb_122_remux.3gp
+"${FF[@]}" -i amr/amrnb_mixed.amr -c copy "${BX[@]}" amr/amrnb_mixed_remux.3gp
 
 # ---------------------------------------------------------------------- Python: tags, CRC, goldens
 cat > "$TMP/sync.py" <<'PY'
@@ -325,4 +349,10 @@ gold ac3/ac3_stereo_48k.ac3     ac-3 ac-3
 gold ac3/ac3_5.1_44k.ac3        ac-3 ac-3
 gold ac3/eac3_stereo_48k.eac3   ec-3 ec-3
 gold ac3/eac3_5.1_48k.eac3      ec-3 ec-3
-echo "sync fixtures: $(du -ch mpeg adts ac3 | tail -1)"
+gold ac3/eac3_7.1_dependent.eac3 ec-3 ec-3
+gold amr/amrnb_122.amr          amrf samr
+gold amr/amrnb_475.amr          amrf samr
+gold amr/amrnb_mixed.amr        amrf samr
+gold amr/amrnb_122_remux.3gp          3gpp samr
+gold amr/amrnb_mixed_remux.3gp        3gpp samr
+echo "sync fixtures: $(du -ch mpeg adts ac3 amr | tail -1)"

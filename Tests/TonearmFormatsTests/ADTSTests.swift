@@ -85,15 +85,17 @@ final class ADTSTests: XCTestCase {
         XCTAssertEqual(SyncKit.openError(bytes)?.code, .unsupportedDataFormat)
     }
 
-    /// ADTS after an ID3 tag (HLS packed audio, ffmpeg's `-write_id3v2 1`): the probe sees
-    /// only the tag and picks MPEG, whose parser finds ADTS frames and reads them as such.
+    /// ADTS after an ID3 tag (HLS packed audio, ffmpeg's `-write_id3v2 1`): the probe looks
+    /// past the tag and picks ADTS; with an MP3 hint and junk in front of the frames, the MPEG
+    /// parser still finds ADTS frames and reads them as such.
     func testADTSAfterAnID3Tag() throws {
         let g = try golden("aac_lc_stereo.aac")
         let adts = try readWholeFile(g.path)
         let tag = FramedTests.id3v23(frames: [FramedTests.id3Frame("PRIV", Array("com.apple.streaming.transportStreamTimestamp\0".utf8) + [0, 0, 0, 0, 0, 0, 0x1F, 0xFF]),
                                               FramedTests.id3Frame("TIT2", [0] + Array("Packed audio".utf8))])
         let bytes = tag + adts
-        XCTAssertEqual(FormatRegistry.probe(Array(bytes.prefix(64))), .match(.mp3))
+        XCTAssertEqual(FormatRegistry.probe(Array(bytes.prefix(64))), .needMore)
+        XCTAssertEqual(FormatRegistry.probe(bytes), .match(.adts))
         let file = try AudioFile(source: MemorySource(bytes))
         XCTAssertEqual(try file.fileType, .adts)
         XCTAssertEqual(try file.dataFormat, try AudioFile(path: g.path).dataFormat)

@@ -4,8 +4,9 @@ import Tonearm
 @testable import TonearmFormats
 import TonearmTestSupport
 
-/// AMR: this ffmpeg has no AMR encoder, so the files are built by hand: the signature,
-/// then frames of the sizes RFC 4867 gives, with payload bytes that do not matter here.
+/// AMR: real AMR-NB files from SoX (amr/, made by make-sync.sh), and, since nothing here
+/// encodes AMR-WB, files built by hand: the signature, then frames of the sizes RFC 4867
+/// gives, with payload bytes that do not matter here.
 final class AMRTests: XCTestCase {
     /// Frame types in order, their header bytes and sizes.
     static func file(wideband: Bool, types: [Int]) -> (bytes: [UInt8], sizes: [Int]) {
@@ -63,6 +64,57 @@ final class AMRTests: XCTestCase {
         XCTAssertEqual(live.sizes, sizes)
         var o = offset
         XCTAssertEqual(live.offsets, sizes.map { s in defer { o += s }; return o })
+    }
+
+    /// Real AMR-NB from SoX (libopencore-amrnb), at 12.2 and 4.75 kbit/s and with a mode
+    /// change mid-stream, against ffprobe's packets.
+    func testSoXFixtures() throws {
+        let goldens = SyncKit.goldens("amr", extensions: ["amr"])
+        XCTAssertEqual(goldens.map(\.name), ["amrnb_122.amr", "amrnb_475.amr", "amrnb_mixed.amr"])
+        for g in goldens {
+            try SyncKit.check(g)
+            XCTAssertEqual(try AudioFile(path: g.path).dataFormat.formatID, .amr, g.name)
+            if which("ffprobe") != nil {
+                let live = try XCTUnwrap(SyncKit.liveFFprobe(g.path), g.name)
+                XCTAssertEqual(live.sizes, g.packetSizes, g.name)
+                XCTAssertEqual(live.offsets, g.packetOffsets, g.name)
+            }
+        }
+    }
+
+    /// The same frames remuxed into 3GP by ffmpeg (`-c copy`, a 'samr' sample entry): the
+    /// MP4 parser gives the packets the raw AMR file gives, with the same format.
+    func test3GPRemuxGivesTheRawFilesPackets() throws {
+        for name in ["amrnb_122", "amrnb_mixed"] {
+            let raw = try AudioFile(path: fixturesDirectory + "/amr/\(name).amr")
+            let path = fixturesDirectory + "/amr/\(name)_remux.3gp"
+            let g = try XCTUnwrap(SyncKit.Golden(fixture: path))
+            let mp4 = try AudioFile(path: path)
+            XCTAssertEqual(try mp4.fileType, .threeGP, name)
+            let f = try mp4.dataFormat
+            XCTAssertEqual(f.formatID, .amr, name)
+            XCTAssertEqual(f.sampleRate, 8000, name)
+            XCTAssertEqual(f.channelsPerFrame, 1, name)
+            XCTAssertEqual(f.framesPerPacket, 160, name)
+            XCTAssertEqual(try mp4.audioDataPacketCount, Int64(g.packets), name)
+            let packets = try SyncKit.filePackets(mp4)
+            XCTAssertEqual(packets.sizes, g.packetSizes, name)
+            XCTAssertEqual(packets, try SyncKit.filePackets(raw), name)
+            // The push path, which reaches the moov after the mdat with a range fetcher.
+            let bytes = try readWholeFile(path)
+            var sizes: [Int] = [], data: [UInt8] = []
+            let stream = AudioFileStream(propertyListener: { _, _, _ in }, packets: { _, _, d, descriptions in
+                for x in descriptions ?? [] {
+                    sizes.append(Int(x.dataByteSize))
+                    data += d[Int(x.startOffset)..<Int(x.startOffset) + Int(x.dataByteSize)]
+                }
+            })
+            stream.byteRangeFetcher = { o, n throws(AudioError) in Array(bytes[Int(o)..<min(bytes.count, Int(o) + n)]) }
+            try stream.parse(bytes)
+            try stream.parse(nil)
+            XCTAssertEqual(sizes, packets.sizes, name)
+            XCTAssertEqual(data, packets.data, name)
+        }
     }
 
     func testRefusals() throws {

@@ -25,8 +25,13 @@ final class MPEGTests: XCTestCase {
 
     func testProbeNamesTheLayer() throws {
         for g in MPEGTests.goldens {
-            let head = Array(try readWholeFile(g.path).prefix(FormatRegistry.probeSize))
-            XCTAssertEqual(FormatRegistry.probe(head, isEndOfStream: false), .match(AudioFileTypeID(FourCC(g.fileType))), g.name)
+            let bytes = try readWholeFile(g.path)
+            let expected = ProbeResult.match(AudioFileTypeID(FourCC(g.fileType)))
+            // After a leading ID3v2 tag, the probe wants the bytes after it.
+            let tagged = bytes.starts(with: Array("ID3".utf8))
+            let head = Array(bytes.prefix(FormatRegistry.probeSize))
+            XCTAssertEqual(FormatRegistry.probe(head, isEndOfStream: false), tagged ? .needMore : expected, g.name)
+            XCTAssertEqual(FormatRegistry.probe(bytes, isEndOfStream: false), expected, g.name)
         }
         // Cut before the probe can tell: MPEG says "more" on a prefix of an ID3 header.
         XCTAssertEqual(FormatRegistry.probe(Array("ID3".utf8) + [3, 0, 0, 0, 0, 0], isEndOfStream: false), .needMore)
@@ -72,6 +77,90 @@ final class MPEGTests: XCTestCase {
         XCTAssertEqual(try AudioFile(path: try golden("lame_mpeg2_22k.mp3").path).dataFormat.framesPerPacket, 576)
         XCTAssertEqual(try AudioFile(path: try golden("ffmpeg_layer2.mp2").path).dataFormat.framesPerPacket, 1152)
     }
+
+    /// ID3v1 and APEv2 tags at the end of a push stream are read when the parser reaches
+    /// them, after 'redy': the info dictionary is updated and announced again ('info'), so
+    /// that the stream ends with what AudioFile reports; the tags are never packets.
+    func testTrailingTagsAreAnnouncedOnTheStream() throws {
+        for (name, changes) in [("tagged_id3v23_ape_id3v1.mp3", 1), ("tagged_id3v22_id3v1.mp3", 1)] {
+            let g = try golden(name)
+            let bytes = try readWholeFile(g.path)
+            let file = try AudioFile(path: g.path)
+            for pattern in [FeedPattern.allAtOnce, .oneByteAtATime, .randomChunks(seed: 8, maximum: 777)] {
+                var infos: [InfoDictionary] = []
+                var notifications: [AudioFilePropertyID] = []
+                var sizes: [Int] = []
+                let stream = AudioFileStream(propertyListener: { stream, id, _ in
+                    notifications.append(id)
+                    if id == .infoDictionary, let info = try? stream.infoDictionary { infos.append(info) }
+                }, packets: { _, _, _, d in sizes += d!.map { Int($0.dataByteSize) } })
+                if case .oneByteAtATime = pattern {
+                    for i in bytes.indices { try stream.parse(bytes[i..<i + 1]) }
+                } else if case .randomChunks = pattern {
+                    var i = 0
+                    while i < bytes.count { try stream.parse(bytes[i..<min(bytes.count, i + 777)]); i += 777 }
+                } else {
+                    try stream.parse(bytes)
+                }
+                try stream.parse(nil)
+                let ready = try XCTUnwrap(notifications.firstIndex(of: .readyToProducePackets), name)
+                let after = notifications[(ready + 1)...].filter { $0 == .infoDictionary }
+                XCTAssertEqual(after.count, changes, "\(name) \(pattern): \(notifications)")
+                XCTAssertEqual(infos.last, try file.infoDictionary, "\(name) \(pattern)")
+                XCTAssertEqual(try stream.infoDictionary, try file.infoDictionary, "\(name) \(pattern)")
+                // The packets are ffprobe's: no tag byte is a packet.
+                XCTAssertEqual(sizes, g.packetSizes, "\(name) \(pattern)")
+            }
+            for (k, v) in try XCTUnwrap(g.info) { XCTAssertEqual(try file.infoDictionary[k], v, "\(name): \(k)") }
+        }
+        // What the end tags add: APE's composer, ID3v1's album where ID3v2.2 has none.
+        let v23 = feed(try readWholeFile(try golden("tagged_id3v23_ape_id3v1.mp3").path), pattern: .randomChunks(seed: 1, maximum: 100))
+        XCTAssertEqual(v23.info?[InfoDictionary.composer], "APE Composer")
+        let v22 = feed(try readWholeFile(try golden("tagged_id3v22_id3v1.mp3").path), pattern: .randomChunks(seed: 1, maximum: 100))
+        XCTAssertEqual(v22.info?[InfoDictionary.album], "v1 album")
+        // A stream without end tags announces the info dictionary only before 'redy'.
+        let plain = feed(try readWholeFile(try golden("tagged_id3v24_unsync.mp3").path), pattern: .allAtOnce)
+        XCTAssertEqual(plain.notifications.last, .readyToProducePackets)
+    }
+
+    /// Free-format MPEG audio (bit rate index 0: the frame length is not in the header) is
+    /// refused with 'fmt?' on both paths, with or without a hint, never searched through.
+    func testFreeFormatIsRefusedCleanly() throws {
+        // A real LAME stream whose every frame header is patched to bit rate index 0.
+        let g = try golden("lame_no_tag.mp3")
+        var bytes = try readWholeFile(g.path)
+        for o in g.packetOffsets { bytes[o + 2] &= 0x0F }
+        XCTAssertEqual(FormatRegistry.probe(Array(bytes.prefix(64))), .match(.mp3))
+        for hint in [nil, AudioFileTypeID.mp3] {
+            XCTAssertEqual(SyncKit.openError(bytes, hint: hint)?.code, .unsupportedDataFormat)
+            for pattern in [FeedPattern.allAtOnce, .oneByteAtATime] {
+                XCTAssertEqual(feed(bytes, pattern: pattern, hint: hint).error?.code, .unsupportedDataFormat, "\(pattern)")
+            }
+        }
+        XCTAssertEqual(AudioError.Code.unsupportedDataFormat, AudioError.Code(FourCC("fmt?")))
+        // Behind an ID3v2 tag too.
+        let tagged = FramedTests.id3v23(frames: [FramedTests.id3Frame("TIT2", [0] + Array("Free".utf8))]) + bytes
+        XCTAssertEqual(SyncKit.openError(tagged)?.code, .unsupportedDataFormat)
+        XCTAssertEqual(feed(tagged, pattern: .oneByteAtATime).error?.code, .unsupportedDataFormat)
+        // LAME writes true free-format streams with --freeformat (ffmpeg's mp3 demuxer cannot
+        // read them either): made here when lame is installed.
+        guard let lame = which("lame") else { return }
+        let dir = makeTemporaryDirectory()
+        var wav = Array("RIFF".utf8) + le32(36 + 8820) + Array("WAVEfmt ".utf8) + le32(16) + [1, 0, 1, 0] + le32(44100)
+        wav += le32(88200) + [2, 0, 16, 0] + Array("data".utf8) + le32(8820)
+        wav += (0..<4410).flatMap { i -> [UInt8] in
+            let v = Int16(8000 * sin(Double(i) * 2 * .pi * 440 / 44100))
+            return [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8)]
+        }
+        try writeWholeFile(dir + "/in.wav", wav)
+        _ = try runToolData(lame, ["--quiet", "--freeformat", "-b", "96", dir + "/in.wav", dir + "/free.mp3"])
+        let free = try readWholeFile(dir + "/free.mp3")
+        XCTAssertTrue(MPEGAudioHeader.isFreeFormat(UInt32(free[0]) << 24 | UInt32(free[1]) << 16 | UInt32(free[2]) << 8 | UInt32(free[3])))
+        XCTAssertEqual(SyncKit.openError(free)?.code, .unsupportedDataFormat)
+        XCTAssertEqual(feed(free, pattern: .randomChunks(seed: 3, maximum: 100)).error?.code, .unsupportedDataFormat)
+    }
+
+    private func le32(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24 & 0xFF)] }
 
     /// Without a Xing frame a stream knows no totals; a file scans them.
     func testNoXing() throws {

@@ -5,10 +5,10 @@ extension FormatRegistry {
     static func ac3Types() -> [FileTypeInfo] {
         [
             FileTypeInfo(type: .ac3, name: "AC3", extensions: ["ac3"], mimeTypes: ["audio/ac3", "audio/vnd.dolby.dd-raw"],
-                         utis: ["public.ac3-audio"], hfsTypeCodes: ["ac-3"], magic: ac3Magic,
+                         utis: ["public.ac3-audio"], hfsTypeCodes: ["ac-3"], magic: ac3Magic, readsLeadingID3v2: true,
                          parser: { FramedParser(format: AC3Format(), fileType: .ac3) }),
             FileTypeInfo(type: .eac3, name: "EC3", extensions: ["ec3", "eac3"], mimeTypes: ["audio/eac3", "audio/ec3"],
-                         utis: ["public.enhanced-ac3-audio"], hfsTypeCodes: ["ec-3"],
+                         utis: ["public.enhanced-ac3-audio"], hfsTypeCodes: ["ec-3"], readsLeadingID3v2: true,
                          parser: { FramedParser(format: AC3Format(), fileType: .eac3) }),
         ]
     }

@@ -6,10 +6,10 @@ extension FormatRegistry {
         [
             FileTypeInfo(type: .adts, name: "AAC ADTS", extensions: ["aac", "adts"],
                          mimeTypes: ["audio/aac", "audio/x-aac", "audio/aacp"], utis: ["public.aac-audio"],
-                         hfsTypeCodes: ["adts"], magic: adtsMagic,
+                         hfsTypeCodes: ["adts"], magic: adtsMagic, readsLeadingID3v2: true,
                          parser: { FramedParser(format: ADTSFormat(), fileType: .adts) }),
             FileTypeInfo(type: .loas, name: "LATM/LOAS", extensions: ["loas", "latm", "xhe"], mimeTypes: ["audio/usac"],
-                         utis: ["public.latm-loas"], hfsTypeCodes: ["loas"], magic: loasMagic,
+                         utis: ["public.latm-loas"], hfsTypeCodes: ["loas"], magic: loasMagic, readsLeadingID3v2: true,
                          parser: { FramedParser(format: LOASFormat(), fileType: .loas) }),
         ]
     }

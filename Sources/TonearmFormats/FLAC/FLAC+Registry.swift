@@ -5,7 +5,7 @@ extension FormatRegistry {
     static func flacTypes() -> [FileTypeInfo] {
         [
             FileTypeInfo(type: .flac, name: "FLAC", extensions: ["flac"], mimeTypes: ["audio/flac", "audio/x-flac"],
-                         utis: ["org.xiph.flac"], magic: flacMagic, parser: { FLACParser() }),
+                         utis: ["org.xiph.flac"], magic: flacMagic, readsLeadingID3v2: true, parser: { FLACParser() }),
         ]
     }
 

@@ -12,12 +12,16 @@ public struct FrameHeader: Sendable, Equatable {
     public var streamKey: UInt32
     /// Bits per second of this frame, or 0 when the header does not say.
     public var bitRate: Int
+    /// The frame belongs to the packet of the frame before it (an E-AC-3 dependent
+    /// substream): it never begins a packet. Only for a format whose `joinsFrames` is true.
+    public var joinsPrevious: Bool
 
-    public init(length: Int, payloadOffset: Int = 0, streamKey: UInt32, bitRate: Int = 0) {
+    public init(length: Int, payloadOffset: Int = 0, streamKey: UInt32, bitRate: Int = 0, joinsPrevious: Bool = false) {
         self.length = length
         self.payloadOffset = payloadOffset
         self.streamKey = streamKey
         self.bitRate = bitRate
+        self.joinsPrevious = joinsPrevious
     }
 }
 
@@ -53,6 +57,9 @@ public protocol FramedFormat {
     var headerSize: Int { get }
     /// True when ID3v2 tags may lead the stream and ID3v1/APEv2 tags may end it.
     var hasTags: Bool { get }
+    /// True when a packet may span several frames (``FrameHeader/joinsPrevious``): the
+    /// parser then looks at the header after a frame before it hands the packet out.
+    var joinsFrames: Bool { get }
     /// Apple's order of the properties announced before 'redy'.
     var announcementOrder: [AudioFilePropertyID] { get }
     /// The largest packet the stream can hold, once the first frame is known (push path).
@@ -79,8 +86,8 @@ public protocol FramedFormat {
     /// (an ID3 tag may lead ADTS as well as MPEG audio). The default refuses what
     /// `unsupportedStream` names.
     mutating func audioBegins(_ bytes: UnsafeRawBufferPointer, properties: inout FileProperties) throws(AudioError)
-    /// Reads the first frame (all of its bytes): sets the data format and whatever the frame
-    /// declares, and says whether it is audio.
+    /// Reads the first frame (all of its bytes, and those of the frames that join it): sets
+    /// the data format and whatever the frame declares, and says whether it is audio.
     mutating func firstFrame(_ header: FrameHeader, bytes: UnsafeRawBufferPointer, offset: Int64,
                              properties: inout FileProperties) throws(AudioError) -> FirstFrameRole
     /// Frames to drop at the start and at the end (priming and remainder), when the stream
@@ -93,6 +100,7 @@ public protocol FramedFormat {
 
 extension FramedFormat {
     public var hasTags: Bool { false }
+    public var joinsFrames: Bool { false }
     public var declared: DeclaredTotals { DeclaredTotals() }
     public var gapless: (priming: Int64, remainder: Int64)? { nil }
     public func estimatedOffset(ofPacket packet: Int64) -> Int64? { nil }

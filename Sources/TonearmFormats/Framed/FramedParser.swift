@@ -16,6 +16,12 @@ import TonearmCore
 ///   and the source size and flagged with `isEstimated`.
 /// - Random-access path: the parser reads only the headers, skipping payloads with
 ///   `.seek`, and builds `packetTable`, so that counts and seek offsets are exact.
+/// - A packet may span frames (E-AC-3 dependent substreams follow their independent
+///   frame, ``FramedFormat/joinsFrames``): such a packet is handed out, or counted, once
+///   the header after it shows that no further frame joins it. A joining frame that no
+///   packet began (after junk or a seek) is not audio and is passed over.
+/// - Tags at the end (ID3v1, APEv2, ID3v2) are read as the parser reaches them; on the push
+///   path, after 'redy', a changed info dictionary is announced again.
 public final class FramedParser<Format: FramedFormat>: PropertyStoringParser {
     public var properties: FileProperties
     public var isReady = false
@@ -111,7 +117,7 @@ public final class FramedParser<Format: FramedFormat>: PropertyStoringParser {
             if !configured && input.offset + Int64(i) > junkLimit {
                 throw AudioError(.invalidFile, "no frame in the first \(FramedLimits.maximumLeadingJunk) bytes of the audio")
             }
-            if i + h <= n, let hd = format.header(at: base + i), !configured || hd.streamKey == key {
+            if i + h <= n, let hd = format.header(at: base + i), !hd.joinsPrevious, !configured || hd.streamKey == key {
                 switch confirm(hd, at: i, input) {
                 case .accept:
                     if i > 0 { return .consume(i) }
@@ -161,7 +167,9 @@ public final class FramedParser<Format: FramedFormat>: PropertyStoringParser {
     /// A confirmed frame at the start of the input.
     private func accept(_ hd: FrameHeader, _ input: ParserInput) throws(AudioError) -> ParseStep {
         if !configured {
-            let frame = UnsafeRawBufferPointer(rebasing: input.bytes[0..<hd.length])
+            // The first packet, with the frames that join it (the format counts their channels).
+            guard let unit = unitExtent(at: 0, hd, input, key: hd.streamKey) else { return .needMore }
+            let frame = UnsafeRawBufferPointer(rebasing: input.bytes[0..<min(unit.end, input.count)])
             let role = try format.firstFrame(hd, bytes: frame, offset: input.offset, properties: &properties)
             switch role {
             case .skip:
@@ -192,13 +200,28 @@ public final class FramedParser<Format: FramedFormat>: PropertyStoringParser {
         let scanning = !input.wantsPackets
         // The scan may skip a payload past the buffer when the source holds all of it.
         let limit: Int64? = scanning ? input.sourceSize : nil
+        let joins = format.joinsFrames
         var descriptions: [PacketDescription] = []
         var i = 0
         while i + h <= n {
-            guard let hd = format.header(at: base + i), hd.streamKey == key else { break }
+            guard let first = format.header(at: base + i), first.streamKey == key else { break }
+            if first.joinsPrevious {
+                // A frame that joins a packet none began (after junk, a tag or a seek): not audio.
+                guard i + first.length <= n else { break }
+                i += first.length
+                continue
+            }
+            // The packet: the frame, and the frames that join it.
+            var hd = first
+            if joins {
+                guard let unit = unitExtent(at: i, first, input, key: key) else { break }
+                hd.length = unit.end - i
+                hd.bitRate = unit.bitRate
+            }
             let end = i + hd.length
             if end > n {
-                guard let limit, input.offset + Int64(end) <= limit else { break }
+                // The scan skips a payload past the buffer, unless the frames after it may join it.
+                guard !joins, let limit, input.offset + Int64(end) <= limit else { break }
             }
             let start = input.offset + Int64(i)
             if !audioStarted { startAudio(at: start, input: input, first: hd) }
@@ -212,6 +235,7 @@ public final class FramedParser<Format: FramedFormat>: PropertyStoringParser {
         }
         if i > 0 {
             if scanning { return .seek(to: input.offset + Int64(i)) }
+            if descriptions.isEmpty { return .consume(i) }
             return .packets(byteCount: i, packetCount: descriptions.count, descriptions: descriptions)
         }
         // Nothing whole at the start of the input.
@@ -219,7 +243,7 @@ public final class FramedParser<Format: FramedFormat>: PropertyStoringParser {
         if n < h { return eos ? try endOfData(input) : .needMore }
         if format.header(at: base)?.streamKey == key {
             // A frame that is not all there (or, on the scan, runs past the end of the source).
-            return eos || scanning && limit != nil ? try endOfData(input) : .needMore
+            return eos || scanning && limit != nil && !joins ? try endOfData(input) : .needMore
         }
         switch FramedTags.tag(in: b, at: 0, isEndOfStream: eos, atFrameBoundary: true) {
         case .needMore: return .needMore
@@ -229,6 +253,28 @@ public final class FramedParser<Format: FramedFormat>: PropertyStoringParser {
         default:
             return try tagStep(input)
         }
+    }
+
+    /// Where the packet that begins with frame `hd` at `i` ends: after the frames that join
+    /// it, and the sum of their bit rates. Nil while the bytes do not yet show the header
+    /// after it; at the end of the stream, a joining frame cut short is left out.
+    private func unitExtent(at i: Int, _ hd: FrameHeader, _ input: ParserInput, key: UInt32) -> (end: Int, bitRate: Int)? {
+        var end = i + hd.length, bitRate = hd.bitRate
+        guard format.joinsFrames else { return (end, bitRate) }
+        let b = input.bytes, n = b.count, h = format.headerSize, eos = input.isEndOfStream
+        // At most 8 dependent substreams follow an independent one (A/52 Annex E §E.1.3.1.2);
+        // the bound keeps a damaged stream from joining without end.
+        for _ in 0..<16 {
+            if end > n { return eos ? (end, bitRate) : nil }
+            guard end + h <= n else { return eos ? (end, bitRate) : nil }
+            guard let next = format.header(at: b.baseAddress! + end), next.joinsPrevious, next.streamKey == key else {
+                return (end, bitRate)
+            }
+            guard end + next.length <= n else { return eos ? (end, bitRate) : nil }
+            end += next.length
+            bitRate += next.bitRate
+        }
+        return (end, bitRate)
     }
 
     /// Counts a frame of audio.
@@ -334,12 +380,12 @@ public final class FramedParser<Format: FramedFormat>: PropertyStoringParser {
             return .needMore
         case .id3v1:
             guard b.count >= ID3v1.size else { return input.isEndOfStream ? try endOfData(input) : .needMore }
-            ID3v1.read(UnsafeRawBufferPointer(rebasing: b[0..<ID3v1.size]), into: &properties)
+            announcingInfo { ID3v1.read(UnsafeRawBufferPointer(rebasing: b[0..<ID3v1.size]), into: &properties) }
             return .consume(ID3v1.size)
         case .id3v2(let total):
-            return try readTag(total: total, input: input) { raw in self.takeID3v2(raw, leading: false) }
+            return try readTag(total: total, input: input) { raw in announcingInfo { self.takeID3v2(raw, leading: false) } }
         case .apeHeader(let total):
-            return try readTag(total: total, input: input) { raw in APETag.read(raw, into: &self.properties) }
+            return try readTag(total: total, input: input) { raw in announcingInfo { APETag.read(raw, into: &self.properties) } }
         case .apeFooter(let size):
             // The items came before the footer and are gone on a push stream; fetch them when possible.
             if input.canSeek, let fetch = input.fetch, size > 32, size <= FramedLimits.maximumTagSize,
@@ -347,11 +393,22 @@ public final class FramedParser<Format: FramedFormat>: PropertyStoringParser {
             {
                 let start = input.offset + 32 - size
                 if let items = try? fetch(start, Int(size)), items.count == Int(size) {
-                    items.withUnsafeBytes { APETag.readItems($0, footer: UnsafeRawBufferPointer(rebasing: b[0..<32]), into: &properties) }
+                    announcingInfo {
+                        items.withUnsafeBytes { APETag.readItems($0, footer: UnsafeRawBufferPointer(rebasing: b[0..<32]), into: &properties) }
+                    }
                 }
             }
             return .consume(32)
         }
+    }
+
+    /// Reads a tag; when the parser is ready already (a tag at the end of a push stream) and
+    /// the info dictionary changed, announces it again, as the random-access path reports
+    /// the tags at the end with the rest.
+    private func announcingInfo(_ read: () -> Void) {
+        let before = properties.info
+        read()
+        if isReady && properties.info != before { pendingNotifications.append(.infoDictionary) }
     }
 
     private func takeID3v2(_ raw: UnsafeRawBufferPointer, leading: Bool) {

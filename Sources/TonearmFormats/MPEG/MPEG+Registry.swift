@@ -1,36 +1,33 @@
 import TonearmCore
 
 extension FormatRegistry {
-    /// The MPEG file types. MP3 comes first, so that `audio/mpeg` and the probe of a file
-    /// that begins with an ID3 tag pick it; the parser then names the layer it finds.
+    /// The MPEG file types. MP3 comes first, so that `audio/mpeg` picks it, as does the probe
+    /// of ID3v2 tags that nothing recognisable follows; the parser then names the layer it finds.
     static func mpegTypes() -> [FileTypeInfo] {
         let parser: @Sendable (AudioFileTypeID) -> FormatParser = { FramedParser(format: MPEGFormat(), fileType: $0) }
         return [
             FileTypeInfo(type: .mp3, name: "MPEG Layer 3", extensions: ["mp3", "mpga"],
                          mimeTypes: ["audio/mpeg", "audio/mp3", "audio/mpeg3", "audio/x-mpeg-3", "audio/x-mp3", "audio/mpa"],
                          utis: ["public.mp3"], hfsTypeCodes: ["MPG3", "Mp3 ", "MP3 "], magic: mpegMagic,
-                         parser: { parser(.mp3) }),
+                         readsLeadingID3v2: true, parser: { parser(.mp3) }),
             FileTypeInfo(type: .mp2, name: "MPEG Layer 2", extensions: ["mp2"], mimeTypes: ["audio/mpeg", "audio/mp2"],
-                         utis: ["public.mp2"], hfsTypeCodes: ["MPG2", "MP2 "], parser: { parser(.mp2) }),
+                         utis: ["public.mp2"], hfsTypeCodes: ["MPG2", "MP2 "], readsLeadingID3v2: true, parser: { parser(.mp2) }),
             FileTypeInfo(type: .mp1, name: "MPEG Layer 1", extensions: ["mp1"], mimeTypes: ["audio/mpeg"],
-                         utis: ["public.mp1"], hfsTypeCodes: ["MPG1", "MP1 "], parser: { parser(.mp1) }),
+                         utis: ["public.mp1"], hfsTypeCodes: ["MPG1", "MP1 "], readsLeadingID3v2: true, parser: { parser(.mp1) }),
         ]
     }
 
-    /// An ID3v2 tag (MP3 is the usual content), or a frame header at byte 0 whose
-    /// successor, when it lies within the probe's bytes, agrees with it.
+    /// A frame header at byte 0 (after any ID3v2 tags, which the registry's probe passes)
+    /// whose successor, when it lies within the probe's bytes, agrees with it. A free-format
+    /// header (bit rate index 0) is claimed too, so that the parser refuses it with 'fmt?'
+    /// rather than the stream being unknown ('typ?').
     static let mpegMagic: @Sendable ([UInt8], Bool) -> ProbeResult = { head, end in
-        let id3: [UInt8] = [0x49, 0x44, 0x33]
-        if head.starts(with: id3.prefix(head.count)) && !head.isEmpty {
-            if head.count < ID3v2.headerSize { return end ? .noMatch : .needMore }
-            return head.withUnsafeBytes { ID3v2.tagSize($0) } != nil ? .match(.mp3) : .noMatch
-        }
         func word(_ i: Int) -> UInt32 {
             UInt32(head[i]) << 24 | UInt32(head[i + 1]) << 16 | UInt32(head[i + 2]) << 8 | UInt32(head[i + 3])
         }
         guard let b0 = head.first, b0 == 0xFF else { return .noMatch }
         guard head.count >= 4 else { return end ? .noMatch : .needMore }
-        guard let h = MPEGAudioHeader(word(0)) else { return .noMatch }
+        guard let h = MPEGAudioHeader(word(0)) else { return MPEGAudioHeader.isFreeFormat(word(0)) ? .match(.mp3) : .noMatch }
         let next = h.frameLength
         if next + 4 <= probeSize {
             if head.count < next + 4 { return end ? (head.count == next ? .match(h.fileType) : .noMatch) : .needMore }
