@@ -8,6 +8,8 @@ struct Case {
     let ours: [String]
     let reference: [String]
     let referenceName: String
+    /// Both print one figure (a packet count) that must agree.
+    var compareOutput = false
 }
 
 func which(_ tool: String) -> String? {
@@ -32,6 +34,20 @@ func run(_ argv: [String], quiet: Bool = true) -> (status: Int32, seconds: Doubl
     p.waitUntilExit()
     let end = DispatchTime.now()
     return (p.terminationStatus, Double(end.uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
+}
+
+/// A command's standard output, trimmed.
+func output(_ argv: [String]) -> String {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: argv[0])
+    p.arguments = Array(argv.dropFirst())
+    let pipe = Pipe()
+    p.standardOutput = pipe
+    p.standardError = FileHandle.nullDevice
+    do { try p.run() } catch { return "" }
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 func median(_ xs: [Double]) -> Double {
@@ -72,16 +88,20 @@ let ima = make("ima-\(seconds)s.wav", ["-c:a", "adpcm_ima_wav"])
 let ms = make("msadpcm-\(seconds)s.wav", ["-c:a", "adpcm_ms"])
 let mp3 = make("mp3-128k-\(seconds)s.mp3", ["-c:a", "libmp3lame", "-b:a", "128k"])
 let m4a = make("aac-\(seconds)s.m4a", ["-c:a", "aac", "-b:a", "128k", "-movflags", "+faststart"])
+let m4aMoovEnd = make("aac-moov-end-\(seconds)s.m4a", ["-c:a", "aac", "-b:a", "128k"])
+let m4aFragmented = make("aac-frag-\(seconds)s.mp4", ["-c:a", "aac", "-b:a", "128k", "-movflags", "frag_keyframe+empty_moov",
+                                                       "-frag_duration", "2000000"])
 let flac = make("flac-\(seconds)s.flac", ["-c:a", "flac"])
 let out = "\(work)/out"
 func packetsCase(_ label: String, _ path: String) -> Case {
     Case(name: "packets: count, \(seconds / 60)-min \(label)", ours: [tonearm, "packets", path, "--count"],
          reference: [ffprobe, "-v", "error", "-count_packets", "-show_entries", "stream=nb_read_packets", "-of", "csv=p=0", path],
-         referenceName: "ffprobe -count_packets")
+         referenceName: "ffprobe -count_packets", compareOutput: true)
 }
 
 let cases = [
-    packetsCase("WAV", wav), packetsCase("MP3 128k", mp3), packetsCase("M4A AAC", m4a), packetsCase("FLAC", flac),
+    packetsCase("WAV", wav), packetsCase("MP3 128k", mp3), packetsCase("M4A AAC", m4a),
+    packetsCase("M4A moov at end", m4aMoovEnd), packetsCase("MP4 fragmented", m4aFragmented), packetsCase("FLAC", flac),
     Case(name: "decode IMA ADPCM → s16, \(seconds / 60) min", ours: [tonearm, "convert", ima, out + "-ima.wav", "-d", "LEI16"],
          reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", ima, "-f", "s16le", out + "-ima.raw"],
          referenceName: "ffmpeg -f s16le"),
@@ -108,10 +128,15 @@ for c in cases {
         ours.append(a.seconds)
         theirs.append(b.seconds)
     }
+    var agreement = ""
+    if c.compareOutput {
+        let a = output(c.ours), b = output(c.reference)
+        agreement = a == b ? "  (both: \(a))" : "  (DIFFER: tonearm \(a), reference \(b))"
+    }
     let o = median(ours), t = median(theirs)
     let ratio = t > 0 ? o / t : 0
     print(pad(c.name, 40) + pad(String(format: "%.3f s", o), 12) + pad(String(format: "%.3f s", t), 12)
-          + pad(String(format: "%.2f", ratio), 8) + c.referenceName + (failed ? "  (a run FAILED)" : ""))
+          + pad(String(format: "%.2f", ratio), 8) + c.referenceName + (failed ? "  (a run FAILED)" : "") + agreement)
 }
 print(String(repeating: "-", count: 96))
 print("ratio = tonearm / reference; below 1.0 means Tonearm is faster.")
