@@ -199,6 +199,23 @@ public final class AudioFileStream {
         return (offset, estimated ? .offsetIsEstimated : [])
     }
 
+    /// The byte offset, relative to the data offset, to read on from to reach a frame: a
+    /// time × the sample rate, 0 being the first frame played (after the priming).
+    ///
+    /// The packets that come out after `.discontinuity` begin with the one that holds the
+    /// frame or one shortly before it (an Ogg page's first packet). Exact where the format
+    /// has a table, and for Ogg when the stream has a ``byteRangeFetcher`` and a
+    /// ``sourceSize`` (granule bisection, about log2(size / 64 KiB) reads); otherwise flagged
+    /// as estimated.
+    public func seek(toFrame frame: Int64) throws(AudioError) -> (byteOffset: Int64, flags: SeekFlags) {
+        guard let parser, parser.isReady, let dataOffset = parser.properties.dataOffset else {
+            throw AudioError(.dataUnavailable, "the stream has not reached its audio data yet")
+        }
+        let (offset, estimated) = try parser.byteOffset(ofFrame: frame, fetch: byteRangeFetcher, sourceSize: sourceSize)
+        pendingSeekOffset = dataOffset + offset
+        return (offset, estimated ? .offsetIsEstimated : [])
+    }
+
     /// The byte offset of a packet and whether it is estimated, in Swift's shape.
     public func seekOffset(toPacket packet: Int64) throws(AudioError) -> (byteOffset: Int64, isEstimated: Bool) {
         let r = try seek(toPacket: packet)

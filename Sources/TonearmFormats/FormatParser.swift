@@ -88,6 +88,13 @@ public protocol FormatParser: AnyObject {
     /// average packet size; a format with better knowledge (a Xing TOC) overrides it.
     func byteOffset(ofPacket packet: Int64) throws(AudioError) -> (offset: Int64, isEstimated: Bool)
 
+    /// Where to read on from, relative to the data offset, so that the packet holding a
+    /// frame comes out first or among the first: `frame` counts presentation frames (0 is
+    /// the first frame played, after the priming). A format that can search the source
+    /// (Ogg's granule bisection) uses `fetch`; the default goes through the packet.
+    func byteOffset(ofFrame frame: Int64, fetch: ByteRangeFetcher?, sourceSize: Int64?) throws(AudioError)
+        -> (offset: Int64, isEstimated: Bool)
+
     /// Reads packets whose bytes do not lie together in the file (Ogg packets that span
     /// pages), or nil to let ``AudioFile`` read them from the packet table as one byte range.
     /// The data holds the packets back to back; descriptions are relative to its start.
@@ -101,6 +108,18 @@ extension FormatParser {
         -> (data: [UInt8], descriptions: [PacketDescription])?
     {
         nil
+    }
+
+    /// The packet that holds the frame (after the priming the packet table info gives), then
+    /// its offset.
+    public func byteOffset(ofFrame frame: Int64, fetch: ByteRangeFetcher?, sourceSize: Int64?) throws(AudioError)
+        -> (offset: Int64, isEstimated: Bool)
+    {
+        guard frame >= 0 else { throw AudioError(.invalidPacketOffset, "frame \(frame) is negative") }
+        let p = properties
+        let priming = Int64(p.packetTableInfo?.primingFrames ?? 0)
+        let (packet, _) = try PropertyValue.frameToPacket(frame + priming, properties: p)
+        return try byteOffset(ofPacket: packet)
     }
 
     /// The byte offset of a packet relative to the data offset, and whether it is estimated.

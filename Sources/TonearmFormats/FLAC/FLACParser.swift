@@ -18,6 +18,8 @@ public final class FLACParser: PropertyStoringParser {
     /// STREAMINFO, once read.
     public private(set) var streamInfo: FLACStreamInfo?
     /// The SEEKTABLE's points, placeholders left out.
+    /// The byte-range fetcher of the latest step, for exact seeks on a stream.
+    private var fetch: ByteRangeFetcher?
     public private(set) var seekTable: [FLACSeekPoint] = []
     /// The CUESHEET, when the file has one.
     public private(set) var cueSheet: FLACCueSheet?
@@ -80,6 +82,7 @@ public final class FLACParser: PropertyStoringParser {
     // MARK: Stepping
 
     public func step(_ input: ParserInput) throws(AudioError) -> ParseStep {
+        if let f = input.fetch { fetch = f }
         switch state {
         case .marker: return try stepMarker(input)
         case .blockHeader: return try stepBlockHeader(input)
@@ -671,8 +674,9 @@ public final class FLACParser: PropertyStoringParser {
     }
 
     /// The byte offset of a packet from the data offset: exact from the packet table
-    /// (AudioFile), otherwise estimated from the SEEKTABLE (exact when a seek point starts
-    /// that very packet), otherwise from the average size.
+    /// (AudioFile); on a stream, exact when a seek point starts that very packet or when the
+    /// stream has a byte-range fetcher (the SEEKTABLE's point before it, then a scan of frame
+    /// headers), otherwise estimated from the SEEKTABLE or the average size.
     public func byteOffset(ofPacket packet: Int64) throws(AudioError) -> (offset: Int64, isEstimated: Bool) {
         guard packet >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(packet) is negative") }
         let p = properties
@@ -689,6 +693,9 @@ public final class FLACParser: PropertyStoringParser {
             throw AudioError(.invalidPacketOffset, "packet \(packet) is past the end of the stream")
         }
         let points = seekTable
+        if info.isFixedBlockSize, let found = try locateFrame(number: UInt64(packet), sample: sample) {
+            return (found, false)
+        }
         if let i = points.lastIndex(where: { $0.sampleNumber <= sample }) {
             let a = points[i]
             if a.sampleNumber == sample && info.isFixedBlockSize { return (Int64(a.offset), false) }
@@ -707,5 +714,63 @@ public final class FLACParser: PropertyStoringParser {
             return (Int64(packet) * Int64((info.minimumFrameSize + info.maximumFrameSize) / 2), true)
         }
         throw AudioError(.valueUnknown, "the stream has neither a packet table nor a SEEKTABLE")
+    }
+
+    /// A frame's offset on a variable block size stream too: the frame that holds the sample.
+    public func byteOffset(ofFrame frame: Int64, fetch: ByteRangeFetcher?, sourceSize: Int64?) throws(AudioError)
+        -> (offset: Int64, isEstimated: Bool)
+    {
+        guard frame >= 0 else { throw AudioError(.invalidPacketOffset, "frame \(frame) is negative") }
+        if properties.packetTable == nil, let info = streamInfo, !info.isFixedBlockSize,
+           let found = try locateFrame(number: nil, sample: UInt64(frame))
+        {
+            return (found, false)
+        }
+        let (packet, _) = try PropertyValue.frameToPacket(frame, properties: properties)
+        return try byteOffset(ofPacket: packet)
+    }
+
+    /// The most bytes a seek scans for one frame header.
+    static let maximumSeekScan: Int64 = 64 << 20
+
+    /// Finds, with the stream's fetcher, the frame with this number (fixed block size) or the
+    /// one that holds this sample (variable), from the SEEKTABLE point before it: its offset
+    /// from the data offset, or nil without a fetcher or when the scan does not find it.
+    private func locateFrame(number: UInt64?, sample: UInt64) throws(AudioError) -> Int64? {
+        guard let fetch, let dataOffset = properties.dataOffset else { return nil }
+        let point = seekTable.last { $0.sampleNumber <= sample && $0.offset < UInt64(FLACParser.maximumSeekScan) << 20 }
+        var at = dataOffset + Int64(point?.offset ?? 0)
+        let limit = at + FLACParser.maximumSeekScan
+        let chunk = 1 << 20
+        while at < limit {
+            let bytes = try fetch(at, chunk)
+            guard bytes.count > 4 else { return nil }
+            let found: Int64?? = bytes.withUnsafeBytes { raw -> Int64?? in
+                guard let p = raw.baseAddress else { return .some(nil) }
+                let count = raw.count
+                var i = 0
+                while i < count {
+                    i = FLACFrameScanner.findSync(p, from: i, to: count, count: count)
+                    guard i < count else { break }
+                    if case .header(let h) = FLACFrameHeader.parse(p + i, count: count - i), fits(h),
+                       h.isVariableBlockSize == (number == nil)
+                    {
+                        if let number {
+                            if h.number == number { return .some(at + Int64(i) - dataOffset) }
+                            if h.number > number { return .some(nil) }  // passed it: a frame is missing
+                        } else {
+                            if h.number <= sample && sample < h.number + UInt64(h.blockSize) { return .some(at + Int64(i) - dataOffset) }
+                            if h.number > sample { return .some(nil) }
+                        }
+                    }
+                    i += 1
+                }
+                return nil  // not in this piece
+            }
+            if let found { return found }
+            if bytes.count < chunk { return nil }
+            at += Int64(chunk - FLACFrameHeader.maximumLength)
+        }
+        return nil
     }
 }

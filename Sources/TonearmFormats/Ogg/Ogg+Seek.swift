@@ -189,6 +189,28 @@ extension OggParser {
 }
 
 extension OggParser {
+    /// With a fetcher and the source's size, granule bisection (exact); else the packet
+    /// that holds the frame among those seen, or an estimate.
+    public func byteOffset(ofFrame frame: Int64, fetch: ByteRangeFetcher?, sourceSize: Int64?) throws(AudioError)
+        -> (offset: Int64, isEstimated: Bool)
+    {
+        guard frame >= 0 else { throw AudioError(.invalidPacketOffset, "frame \(frame) is negative") }
+        guard isReady, let dataOffset = properties.dataOffset else { throw AudioError(.valueUnknown, "the headers have not been read yet") }
+        if let fetch, let sourceSize {
+            return (try seekOffset(toFrame: frame, fetch: fetch, sourceSize: sourceSize).offset - dataOffset, false)
+        }
+        if let pts = properties.packetTimestamps, let i = pts.lastIndex(where: { $0 <= frame }) {
+            return try byteOffset(ofPacket: Int64(i))
+        }
+        // In order, the packets seen so far average this many frames.
+        let seen = packetsSeen
+        guard seen.count > 0, seen.bytes > 0, let rate = properties.dataFormat?.sampleRate, rate > 0,
+              let bitRate = properties.bitRate, bitRate > 0
+        else { throw AudioError(.valueUnknown, "no packet has been seen yet") }
+        let bytes = Double(frame) / rate * Double(bitRate) / 8
+        return (Int64(min(bytes, Double(Int64.max / 2)).rounded(.down)), true)
+    }
+
     /// The byte offset, relative to the data offset, of the page where a packet of the first
     /// link begins: the place a reader resumes from (``resume(at:)``), after which the packets
     /// that begin on that page come out first. Exact on the random-access path, and on the
