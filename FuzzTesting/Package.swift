@@ -18,5 +18,15 @@ let package = Package(
                           swiftSettings: fuzzSettings),
         .executableTarget(name: "FuzzDecoders", dependencies: ["FuzzSupport", .product(name: "Tonearm", package: root)],
                           swiftSettings: fuzzSettings),
+        .executableTarget(name: "FuzzChunked", dependencies: ["FuzzSupport", .product(name: "Tonearm", package: root)],
+                          swiftSettings: fuzzSettings),
+        .executableTarget(name: "FuzzSync", dependencies: ["FuzzSupport", .product(name: "Tonearm", package: root)],
+                          swiftSettings: fuzzSettings),
+        .executableTarget(name: "FuzzMP4", dependencies: ["FuzzSupport", .product(name: "Tonearm", package: root)],
+                          swiftSettings: fuzzSettings),
+        .executableTarget(name: "FuzzFLAC", dependencies: ["FuzzSupport", .product(name: "Tonearm", package: root)],
+                          swiftSettings: fuzzSettings),
+        .executableTarget(name: "FuzzOgg", dependencies: ["FuzzSupport", .product(name: "Tonearm", package: root)],
+                          swiftSettings: fuzzSettings),
     ]
 )

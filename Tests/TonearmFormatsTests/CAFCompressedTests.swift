@@ -76,16 +76,6 @@ final class CAFCompressedTests: XCTestCase {
     typealias Kit = CAFW64Kit
     typealias Golden = CAFCompressedGolden
 
-    static func hex(_ s: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var i = s.startIndex
-        while i < s.endIndex {
-            let j = s.index(i, offsetBy: 2)
-            out.append(UInt8(s[i..<j], radix: 16)!)
-            i = j
-        }
-        return out
-    }
 
     /// The codec configuration ffprobe derives from a file (its hex dump of the extradata).
     static func ffprobeExtradata(_ path: String) -> [UInt8]? {
@@ -98,7 +88,7 @@ final class CAFCompressedTests: XCTestCase {
             guard let colon = line.firstIndex(of: ":") else { continue }
             hexDigits += line[line.index(after: colon)...].prefix(41).filter { !$0.isWhitespace }
         }
-        return hex(hexDigits)
+        return hexBytes(hexDigits)
     }
 
     private var fixtures: [String] { fixtureFiles("caf", extensions: ["caf"]) }
@@ -153,7 +143,7 @@ final class CAFCompressedTests: XCTestCase {
             XCTAssertEqual(format.bytesPerPacket, 0, name)
             XCTAssertEqual(format.formatFlags.rawValue, g.expected.formatFlags, name)
             XCTAssertEqual(try f.properties.sourceBitDepth, g.expected.sourceBitDepth, name)
-            XCTAssertEqual(try f.magicCookie, g.cookie.map(Self.hex), name)
+            XCTAssertEqual(try f.magicCookie, g.cookie.map(hexBytes), name)
             XCTAssertEqual(try f.packetTableInfo, g.packetTableInfo, name)
             XCTAssertEqual(try f.dataOffset, g.caf.dataOffset, name)
             XCTAssertEqual(try f.properties.isOptimized, g.caf.chunks.last?.id != "pakt", name)
@@ -194,9 +184,9 @@ final class CAFCompressedTests: XCTestCase {
         // bit depth gives Apple's format flags.
         let alac = try AudioFile(path: fixture("ffmpeg_alac_24_stereo.caf"))
         let g = try Golden.load(fixture("ffmpeg_alac_24_stereo.caf"))
-        XCTAssertEqual(g.caf.kuki.map(Self.hex)?.count, 48)
+        XCTAssertEqual(g.caf.kuki.map(hexBytes)?.count, 48)
         XCTAssertEqual(try alac.magicCookie?.count, 24)
-        XCTAssertEqual(try alac.magicCookie, Array(Self.hex(try XCTUnwrap(g.caf.kuki))[24..<48]))
+        XCTAssertEqual(try alac.magicCookie, Array(hexBytes(try XCTUnwrap(g.caf.kuki))[24..<48]))
         XCTAssertEqual(g.caf.desc.formatFlags, 0)
         XCTAssertEqual(try alac.dataFormat.formatFlags.rawValue, 3)  // kAppleLosslessFormatFlag_24BitSourceData
         XCTAssertEqual(try alac.channelLayout, ChannelLayout(tag: .stereo))
@@ -207,7 +197,7 @@ final class CAFCompressedTests: XCTestCase {
         for name in ["remux_aac_stereo.caf", "remux_aac_mono.caf"] {
             let g = try Golden.load(fixture(name))
             let f = try AudioFile(path: fixture(name))
-            XCTAssertEqual(try f.magicCookie, Self.hex(g.extradata), name)
+            XCTAssertEqual(try f.magicCookie, hexBytes(g.extradata), name)
             XCTAssertEqual(try f.magicCookie?.count, 5, name)
             XCTAssertEqual(try f.packetTableInfo?.primingFrames, 1024, name)
             XCTAssertEqual(try f.properties.formatList, nil, name)
@@ -217,7 +207,7 @@ final class CAFCompressedTests: XCTestCase {
         let flacGolden = try Golden.load(fixture("remux_flac.caf"))
         let flacCookie = try XCTUnwrap(try AudioFile(path: fixture("remux_flac.caf")).magicCookie)
         XCTAssertEqual(Array(flacCookie[..<8]), [0, 0, 0, 0, 0x80, 0, 0, 34])
-        XCTAssertEqual(Array(flacCookie[8...]), Self.hex(flacGolden.extradata))
+        XCTAssertEqual(Array(flacCookie[8...]), hexBytes(flacGolden.extradata))
         // Opus: the OpusHead as is; its pre-skip is the priming.
         let opus = try AudioFile(path: fixture("remux_opus.caf"))
         let head = try XCTUnwrap(try opus.magicCookie)
@@ -271,7 +261,7 @@ final class CAFCompressedTests: XCTestCase {
             // Properties and exact seeks on a stream fed byte by byte.
             let stream = AudioFileStream(propertyListener: { _, _, _ in }, packets: { _, _, _, _ in })
             for i in bytes.indices { try stream.parse(bytes[i..<i + 1]) }
-            XCTAssertEqual(try? stream.magicCookie, g.cookie.map(Self.hex), name)
+            XCTAssertEqual(try? stream.magicCookie, g.cookie.map(hexBytes), name)
             XCTAssertEqual(try stream.packetTableInfo, g.packetTableInfo, name)
             XCTAssertEqual(try stream.dataFormat.formatFlags.rawValue, g.expected.formatFlags, name)
             var offset: Int64 = 0
@@ -367,27 +357,27 @@ final class CAFCompressedTests: XCTestCase {
             let g = try Golden.load(fixture(name))
             let bytes = try withKuki(name, kuki)
             let f = try AudioFile(source: MemorySource(bytes))
-            XCTAssertEqual(try f.magicCookie, g.cookie.map(Self.hex), name, line: line)
+            XCTAssertEqual(try f.magicCookie, g.cookie.map(hexBytes), name, line: line)
             XCTAssertEqual(try f.dataFormat, try AudioFile(path: fixture(name)).dataFormat, name, line: line)
             let r = feed(Self.streamable(bytes), pattern: .randomChunks(seed: 9, maximum: 100))
             XCTAssertNil(r.error, name, line: line)
             XCTAssertEqual(r.packetSizes, g.packetSizes, name, line: line)
         }
         // AAC: an esds body with its version and flags in front.
-        let es = Self.hex(try XCTUnwrap(try Golden.load(fixture("remux_aac_stereo.caf")).caf.kuki))
+        let es = hexBytes(try XCTUnwrap(try Golden.load(fixture("remux_aac_stereo.caf")).caf.kuki))
         try check("remux_aac_stereo.caf", [0, 0, 0, 0] + es)
         // ALAC: the 24-byte config alone (Apple's form), the 'alac' atom alone, and the old form
         // with a 'chan' atom and the terminator atom after it.
-        let old = Self.hex(try XCTUnwrap(try Golden.load(fixture("ffmpeg_alac_16_stereo.caf")).caf.kuki))
+        let old = hexBytes(try XCTUnwrap(try Golden.load(fixture("ffmpeg_alac_16_stereo.caf")).caf.kuki))
         try check("ffmpeg_alac_16_stereo.caf", Array(old[24...]))
         try check("ffmpeg_alac_16_stereo.caf", Array(old[12...]))
         let chan: [UInt8] = [0, 0, 0, 24] + Array("chan".utf8) + [0, 0, 0, 0, 0, 0x65, 0, 2, 0, 0, 0, 0]
         try check("ffmpeg_alac_16_stereo.caf", old + chan + [0, 0, 0, 8, 0, 0, 0, 0])
         // FLAC: the dfLa body without its box header.
-        let dfla = Self.hex(try XCTUnwrap(try Golden.load(fixture("remux_flac.caf")).caf.kuki))
+        let dfla = hexBytes(try XCTUnwrap(try Golden.load(fixture("remux_flac.caf")).caf.kuki))
         try check("remux_flac.caf", Array(dfla[8...]))
         // Opus: the body of a dOps box (ISO BMFF Opus §4.3.2: big-endian, version 0).
-        let head = Self.hex(try XCTUnwrap(try Golden.load(fixture("remux_opus.caf")).cookie))
+        let head = hexBytes(try XCTUnwrap(try Golden.load(fixture("remux_opus.caf")).cookie))
         let dops: [UInt8] = [0, head[9], head[11], head[10], head[15], head[14], head[13], head[12], head[17], head[16], head[18]]
         try check("remux_opus.caf", dops)
     }
@@ -461,12 +451,12 @@ final class CAFCompressedTests: XCTestCase {
         assertFails(huge, .invalidChunk, "kuki past the end of the file")
         // Not the codec's cookie, or cut short.
         assertFails(try replacing("remux_aac_stereo.caf", "kuki", body: Array("not an esds".utf8)), .invalidChunk, "AAC kuki of text")
-        let es = Self.hex(try XCTUnwrap(try Golden.load(fixture("remux_aac_stereo.caf")).caf.kuki))
+        let es = hexBytes(try XCTUnwrap(try Golden.load(fixture("remux_aac_stereo.caf")).caf.kuki))
         assertFails(try replacing("remux_aac_stereo.caf", "kuki", body: Array(es[..<20])), .invalidChunk, "AAC kuki cut short")
         assertFails(try replacing("ffmpeg_alac_16_stereo.caf", "kuki", body: Array(repeating: 0, count: 23)), .invalidChunk,
                     "ALAC kuki of 23 bytes")
         assertFails(try replacing("ffmpeg_alac_16_stereo.caf", "kuki", body: []), .invalidChunk, "empty ALAC kuki")
-        let dfla = Self.hex(try XCTUnwrap(try Golden.load(fixture("remux_flac.caf")).caf.kuki))
+        let dfla = hexBytes(try XCTUnwrap(try Golden.load(fixture("remux_flac.caf")).caf.kuki))
         var lying = dfla
         lying[3] = 0xFF  // the dfLa box claims more than the kuki holds
         assertFails(try replacing("remux_flac.caf", "kuki", body: lying), .invalidChunk, "dfLa larger than kuki")
@@ -541,7 +531,7 @@ final class CAFCompressedTests: XCTestCase {
             XCTAssertEqual(Kit.int(stream["sample_rate"]), Int64(g.sampleRate), name)
             XCTAssertEqual(Kit.int(stream["channels"]), Int64(g.channels), name)
             XCTAssertEqual(Kit.int(stream["nb_frames"]), info.totalFrames, name)
-            XCTAssertEqual(Self.ffprobeExtradata(out), Self.hex(g.extradata), name)
+            XCTAssertEqual(Self.ffprobeExtradata(out), hexBytes(g.extradata), name)
         }
     }
 
@@ -555,7 +545,7 @@ final class CAFCompressedTests: XCTestCase {
         let (data, descriptions) = try r.readPacketData(startingAt: 0, count: count)
         let out = makeTemporaryDirectory() + "/aac.caf"
         let w = try AudioFile.create(path: out, type: .caf, format: try r.dataFormat)
-        try w.setProperty(.magicCookieData, .data(Self.hex(g.extradata)))
+        try w.setProperty(.magicCookieData, .data(hexBytes(g.extradata)))
         try w.setProperty(.packetTableInfo, .packetTableInfo(try XCTUnwrap(try r.packetTableInfo)))
         try w.writePackets(data, count: count, descriptions: descriptions, startingAt: 0)
         try w.close()
@@ -567,8 +557,8 @@ final class CAFCompressedTests: XCTestCase {
         expected.write(UInt32(Double(g.packetSizes.reduce(0, +)) * 8 * 44100 / Double(count * 1024)))
         XCTAssertEqual(Array(kuki[..<15]), [0x03, 0x80, 0x80, 0x80, 0x25, 0, 0, 0, 0x04, 0x80, 0x80, 0x80, 0x17, 0x40, 0x15])
         XCTAssertEqual(Array(kuki[15..<26]), expected.bytes)
-        XCTAssertEqual(Array(kuki[26...]), [0x05, 0x80, 0x80, 0x80, 0x05] + Self.hex(g.extradata) + [0x06, 0x80, 0x80, 0x80, 0x01, 0x02])
-        XCTAssertEqual(try AudioFile(path: out).magicCookie, Self.hex(g.extradata))
+        XCTAssertEqual(Array(kuki[26...]), [0x05, 0x80, 0x80, 0x80, 0x05] + hexBytes(g.extradata) + [0x06, 0x80, 0x80, 0x80, 0x01, 0x02])
+        XCTAssertEqual(try AudioFile(path: out).magicCookie, hexBytes(g.extradata))
         if which("ffprobe") != nil {
             let probe = try XCTUnwrap(Kit.ffprobe(out, packets: true))
             XCTAssertEqual((probe["packets"] as? [[String: Any]])?.count, g.packets)

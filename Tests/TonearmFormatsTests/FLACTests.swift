@@ -28,15 +28,6 @@ enum FLACKit {
         var isFixed: Bool { info("minimumBlockSize") == info("maximumBlockSize") }
     }
 
-    static func hexBytes(_ s: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var it = s.utf8.makeIterator()
-        while let a = it.next(), let b = it.next() {
-            func v(_ c: UInt8) -> UInt8 { c <= 57 ? c - 48 : (c | 0x20) - 87 }
-            out.append(v(a) << 4 | v(b))
-        }
-        return out
-    }
 
     static var fixtures: [String] { fixtureFiles("flac", extensions: ["flac"]) }
 
@@ -201,7 +192,7 @@ final class FLACTests: XCTestCase {
             }
             XCTAssertEqual(try file.infoDictionary, info, name)
             if let picture = g.pictures.first {
-                XCTAssertEqual(try file.property(.albumArtwork).data(), Kit.hexBytes(picture["hex"] as! String), name)
+                XCTAssertEqual(try file.property(.albumArtwork).data(), hexBytes(picture["hex"] as! String), name)
             } else {
                 XCTAssertThrowsError(try file.property(.albumArtwork), name)
             }

@@ -22,15 +22,6 @@ enum MP4Kit {
         (v as? [Any] ?? []).map { ($0 as? NSNumber)?.int64Value }
     }
 
-    static func hex(_ s: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var i = s.startIndex
-        while i < s.endIndex, let j = s.index(i, offsetBy: 2, limitedBy: s.endIndex) {
-            out.append(UInt8(s[i..<j], radix: 16)!)
-            i = j
-        }
-        return out
-    }
 
     /// Every fixture, with the golden's expectations.
     static var fixtures: [String] {
@@ -151,7 +142,7 @@ final class MP4FixtureTests: XCTestCase {
             // Cookies: the AudioSpecificConfig and OpusHead as ffmpeg's extradata; the 24-byte
             // ALACSpecificConfig that ends ffmpeg's 'alac' atom; FLAC's dfLa body (version and
             // flags, then STREAMINFO with its block header) around ffmpeg's bare STREAMINFO.
-            let extradata = MP4Kit.hex(g["extradata"] as? String ?? "")
+            let extradata = hexBytes(g["extradata"] as? String ?? "")
             switch f.formatID {
             case .mpeg4AAC, .opus: XCTAssertEqual(p.magicCookie, extradata, name)
             case .appleLossless: XCTAssertEqual(p.magicCookie, Array(extradata.suffix(24)), name)
@@ -285,7 +276,7 @@ final class MP4FixtureTests: XCTestCase {
         XCTAssertEqual(info[InfoDictionary.trackNumber], "3/12")
         let cover = try XCTUnwrap(g["cover"] as? [String: Any])
         let art = try file.property(.albumArtwork).data()
-        XCTAssertEqual(art, MP4Kit.hex(cover["hex"] as! String))
+        XCTAssertEqual(art, hexBytes(cover["hex"] as! String))
         XCTAssertEqual(art.count, cover["size"] as? Int)
         XCTAssertEqual(Array(art.prefix(4)), [0x89, 0x50, 0x4E, 0x47], "the PNG itself")
         // The stream announces the same dictionary before 'redy'.

@@ -580,16 +580,6 @@ final class OggFixtureTests: XCTestCase {
         XCTAssertEqual(try AudioFile(source: MemorySource(junk)).audioDataPacketCount, try AudioFile(path: path).audioDataPacketCount)
     }
 
-    private func hexBytes(_ s: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var i = s.startIndex
-        while i < s.endIndex {
-            let j = s.index(i, offsetBy: 2)
-            out.append(UInt8(s[i..<j], radix: 16)!)
-            i = j
-        }
-        return out
-    }
 }
 
 /// SHA-256 (FIPS 180-4), to compare packets with ffprobe's `-show_data_hash SHA256`. The

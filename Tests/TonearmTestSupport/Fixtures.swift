@@ -71,3 +71,15 @@ public func readPacketBytes(_ path: String, count: Int) throws -> [UInt8] {
     let file = try AudioFile(path: path)
     return try file.readPacketData(startingAt: 0, count: count).data
 }
+
+/// Bytes from a hex string as the goldens store them ("0a1b…"); a stray odd digit is ignored.
+public func hexBytes(_ hex: String) -> [UInt8] {
+    var out: [UInt8] = []
+    out.reserveCapacity(hex.utf8.count / 2)
+    var i = hex.startIndex
+    while let j = hex.index(i, offsetBy: 2, limitedBy: hex.endIndex), i < j {
+        if let b = UInt8(hex[i..<j], radix: 16) { out.append(b) }
+        i = j
+    }
+    return out
+}
