@@ -148,7 +148,7 @@ extension FileProperties {
             throw AudioError(.invalidPacketOffset, "packet \(packet) is past the last packet (\(table.count))")
         }
         if let bytes = p.audioDataByteCount, let packets = p.audioDataPacketCount, packets > 0 {
-            return (Int64((Double(bytes) / Double(packets) * Double(packet)).rounded(.down)), true)
+            return (Int64(saturating: (Double(bytes) / Double(packets) * Double(packet)).rounded(.down)), true)
         }
         throw AudioError(.valueUnknown, "the packet size is not known yet")
     }

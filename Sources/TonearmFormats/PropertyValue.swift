@@ -195,8 +195,8 @@ public enum PropertyValue: Sendable {
         }
         if let b = p.audioDataByteCount, let n = p.audioDataPacketCount, n > 0, b > 0 {
             let avg = Double(b) / Double(n)
-            let packet = Int64(Double(byte) / avg)
-            return (packet, byte - Int64(Double(packet) * avg), true)
+            let packet = Int64(saturating: Double(byte) / avg)
+            return (packet, byte - Int64(saturating: Double(packet) * avg), true)
         }
         throw AudioError(.valueUnknown, "packet sizes are not known")
     }

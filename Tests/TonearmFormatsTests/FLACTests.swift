@@ -302,6 +302,34 @@ final class FLACTests: XCTestCase {
 
     /// A stream's offsets come from the SEEKTABLE: exact where a seek point starts the
     /// packet, estimated between points and after the last.
+    /// A SEEKTABLE with absurd offsets gives absurd estimates, never a trap (found by fuzzing).
+    func testHostileSeekTableOffsets() throws {
+        var bytes = try readWholeFile(fixturesDirectory + "/flac/flac_seektable.flac")
+        // Walk the metadata blocks to the SEEKTABLE (type 3) and give every point a huge offset.
+        var at = 4
+        while at + 4 <= bytes.count {
+            let type = bytes[at] & 0x7F, last = bytes[at] & 0x80 != 0
+            let length = Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
+            if type == 3 {
+                for p in stride(from: at + 4, to: at + 4 + length, by: 18) where bytes[p] != 0xFF {
+                    for k in 8..<16 { bytes[p + k] = 0xFF }
+                    bytes[p + 8] = 0x7F
+                }
+            }
+            at += 4 + length
+            if last { break }
+        }
+        let parser = FLACParser()
+        try Kit.drive(parser, bytes)
+        XCTAssertGreaterThan(parser.seekTable.count, 0)
+        for packet in [Int64(0), 3, 9] {
+            if let r = try? parser.byteOffset(ofPacket: packet) { XCTAssertGreaterThanOrEqual(r.offset, 0) }
+        }
+        for frame in [Int64(0), 44100, Int64.max / 4] {
+            _ = try? parser.byteOffset(ofFrame: frame, fetch: nil, sourceSize: nil)
+        }
+    }
+
     func testStreamSeekTableEstimates() throws {
         let path = fixturesDirectory + "/flac/flac_seektable.flac"
         let g = try XCTUnwrap(Kit.Golden(fixture: path))

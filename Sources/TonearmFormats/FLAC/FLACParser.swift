@@ -698,7 +698,7 @@ public final class FLACParser: PropertyStoringParser {
         }
         if let i = points.lastIndex(where: { $0.sampleNumber <= sample }) {
             let a = points[i]
-            if a.sampleNumber == sample && info.isFixedBlockSize { return (Int64(a.offset), false) }
+            if a.sampleNumber == sample && info.isFixedBlockSize { return (Int64(saturating: Double(a.offset)), false) }
             let b: (sample: Double, offset: Double)
             if i + 1 < points.count, points[i + 1].sampleNumber > a.sampleNumber {
                 b = (Double(points[i + 1].sampleNumber), Double(points[i + 1].offset))
@@ -708,10 +708,10 @@ public final class FLACParser: PropertyStoringParser {
                 b = (Double(blockSize), Double(info.maximumFrameSize > 0 ? (info.minimumFrameSize + info.maximumFrameSize) / 2 : 0))
             }
             let slope = (b.offset - Double(a.offset)) / (b.sample - Double(a.sampleNumber))
-            return (Int64(Double(a.offset) + slope * Double(sample - a.sampleNumber)), true)
+            return (Int64(saturating: Double(a.offset) + slope * Double(sample - a.sampleNumber)), true)
         }
         if info.minimumFrameSize > 0 && info.maximumFrameSize > 0 {
-            return (Int64(packet) * Int64((info.minimumFrameSize + info.maximumFrameSize) / 2), true)
+            return (Int64(saturating: Double(packet) * Double((info.minimumFrameSize + info.maximumFrameSize) / 2)), true)
         }
         throw AudioError(.valueUnknown, "the stream has neither a packet table nor a SEEKTABLE")
     }

@@ -317,7 +317,7 @@ public final class FramedParser<Format: FramedFormat>: PropertyStoringParser {
             let bytes = max(0, size - start)
             let bytesPerPacket = Double(hd.bitRate) / 8 * fpp / rate
             p.audioDataByteCount = bytes
-            p.audioDataPacketCount = Int64((Double(bytes) / bytesPerPacket).rounded())
+            p.audioDataPacketCount = Int64(saturating: (Double(bytes) / bytesPerPacket).rounded())
             p.isEstimated = true
         }
         if p.bitRate == nil && hd.bitRate > 0 { p.bitRate = UInt32(clamping: hd.bitRate) }

@@ -470,8 +470,7 @@ public final class MP4Parser: PropertyStoringParser {
 
     /// A Double rounded to an Int64, held within ±2^62 (hostile tables make huge values).
     static func clamped(_ x: Double) -> Int64 {
-        guard x.isFinite else { return 0 }
-        return Int64(max(-4.6e18, min(4.6e18, x.rounded())))
+        x.isFinite ? Int64(saturating: x.rounded()) : 0
     }
 
     /// Publishes a complete sample list as the packet table and derives the counts, the
@@ -670,7 +669,7 @@ public final class MP4Parser: PropertyStoringParser {
         }
         let count = last.firstPacket + Int64(last.samples.count)
         let bytes = Double(lastSample.startOffset + Int64(lastSample.dataByteSize) - dataOffset)
-        return (Int64((bytes / Double(count) * Double(packet)).rounded(.down)), true)
+        return (Int64(saturating: (bytes / Double(count) * Double(packet)).rounded(.down)), true)
     }
 
     public func resume(at offset: Int64) throws(AudioError) {

@@ -208,7 +208,7 @@ extension OggParser {
               let bitRate = properties.bitRate, bitRate > 0
         else { throw AudioError(.valueUnknown, "no packet has been seen yet") }
         let bytes = Double(frame) / rate * Double(bitRate) / 8
-        return (Int64(min(bytes, Double(Int64.max / 2)).rounded(.down)), true)
+        return (Int64(saturating: bytes.rounded(.down)), true)
     }
 
     /// The byte offset, relative to the data offset, of the page where a packet of the first
@@ -232,6 +232,6 @@ extension OggParser {
         }
         let seen = packetsSeen
         guard seen.count > 0, seen.bytes > 0 else { throw AudioError(.valueUnknown, "no packet has been seen yet") }
-        return (Int64((Double(seen.bytes) / Double(seen.count) * Double(packet)).rounded(.down)), true)
+        return (Int64(saturating: (Double(seen.bytes) / Double(seen.count) * Double(packet)).rounded(.down)), true)
     }
 }
