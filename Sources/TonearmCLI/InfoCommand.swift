@@ -5,7 +5,8 @@ enum InfoCommand {
     static let help = """
         usage: tonearm info FILE… [--json] [--artwork OUT]
 
-        Prints what afinfo prints: the file type, the number of audio tracks, the data
+        Prints what afinfo prints: the file type, the number of audio tracks (and, for MP4
+        and Ogg, every track or stream with the one read marked), the data
         format, the channel layout, the duration, the audio data's offset, size and packet
         count, the bit rate, the gapless frame counts (valid, priming and remainder), the
         format list and the info dictionary; then the chapters and the size and type of
@@ -85,6 +86,12 @@ enum InfoCommand {
             c.print("File:           \(path)")
             c.print("File type ID:   \(p.fileType.fourCC.string)")
             c.print("Num Tracks:     \(p.trackCount)")
+            if p.tracks.count > 1 {
+                for t in p.tracks {
+                    let format = t.format.map { ", \($0)" } ?? ""
+                    c.print("  track \(t.id): \(t.kind) '\(t.codec)'\(format)\(t.isSelected ? " (read)" : "")")
+                }
+            }
             c.print("----")
             c.print("Data format:     \(format)")
             if let l = p.channelLayout { c.print("Channel layout: \(l)") } else { c.print("                no channel layout.") }
@@ -165,9 +172,21 @@ enum InfoCommand {
                 ("optimized", .bool(p.isOptimized)),
                 ("info", .object(p.info.map { ($0.key, .string($0.value)) })),
                 ("trackCount", .int(Int64(p.trackCount))),
+                ("tracks", tracksJSON),
                 ("chapters", chaptersJSON),
                 ("artwork", artworkJSON),
             ])
+        }
+
+        /// `[{id, kind, codec, selected, sampleRate, channels}]` of a multi-track container
+        /// (rate and channels null for tracks that are not audio); empty for other formats.
+        private var tracksJSON: JSON {
+            .array(p.tracks.map { t in
+                .object([("id", .int(Int64(t.id))), ("kind", .string(t.kind)), ("codec", .string(t.codec)),
+                         ("selected", .bool(t.isSelected)),
+                         ("sampleRate", t.format.map { .double($0.sampleRate) } ?? .null),
+                         ("channels", t.format.map { .int(Int64($0.channelsPerFrame)) } ?? .null)])
+            })
         }
 
         /// `[{index, start (seconds), title}]`, empty when the file has no chapters.

@@ -129,6 +129,9 @@ public struct FileProperties: Sendable {
     public var packetTimestamps: [Int64]?
     /// Audio tracks in the file (MP4 may hold several); the properties describe the first.
     public var trackCount = 1
+    /// Every track or logical stream of a multi-track container (MP4 tracks, Ogg logical
+    /// streams), the one these properties describe marked; empty for other formats.
+    public var tracks: [TrackSummary] = []
 
     public init(fileType: AudioFileTypeID) { self.fileType = fileType }
 
@@ -150,4 +153,26 @@ public struct FileProperties: Sendable {
 
     /// Frames a player should output: the valid frames of the packet table, or all.
     public var validFrames: Int64? { packetTableInfo?.numberValidFrames ?? totalFrames }
+}
+
+/// One track of a container, as `tonearm info` lists them.
+public struct TrackSummary: Sendable, Equatable {
+    /// The MP4 track ID or the Ogg stream's serial number.
+    public var id: UInt32
+    /// "audio", "video", "text", or the container's own word for it (an MP4 handler type).
+    public var kind: String
+    /// The codec: an MP4 sample entry type ('mp4a', 'alac'…) or an Ogg codec name.
+    public var codec: String
+    /// The stream description, for an audio track Tonearm can describe.
+    public var format: StreamDescription?
+    /// True for the track the file's properties and packets come from.
+    public var isSelected: Bool
+
+    public init(id: UInt32, kind: String, codec: String, format: StreamDescription? = nil, isSelected: Bool = false) {
+        self.id = id
+        self.kind = kind
+        self.codec = codec
+        self.format = format
+        self.isSelected = isSelected
+    }
 }

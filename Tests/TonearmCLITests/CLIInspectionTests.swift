@@ -50,6 +50,25 @@ final class CLIInspectionTests: XCTestCase {
         XCTAssertEqual(try infoJSON("mpeg/lame_cbr128.mp3")["trackCount"] as? Int, 1)
     }
 
+    /// Every track of a multi-track container is listed, the one read marked: MP4 tracks by
+    /// ID (an AAC and an AC-3 track; a book's chapter text track), Ogg streams by serial
+    /// number, in the order of their BOS pages as the golden records them.
+    func testInfoListsTracks() throws {
+        func tracks(_ name: String) throws -> [[String: Any]] { try XCTUnwrap(try infoJSON(name)["tracks"] as? [[String: Any]], name) }
+        let two = try tracks("mp4/two_tracks.mp4")
+        XCTAssertEqual(two.map { $0["codec"] as? String }, ["mp4a", "ac-3"])
+        XCTAssertEqual(two.map { $0["selected"] as? Bool }, [true, false])
+        XCTAssertEqual(two.map { $0["channels"] as? Int }, [2, 1])
+        XCTAssertEqual(try tracks("mp4/chapters.m4b").map { $0["kind"] as? String }, ["audio", "text"])
+        let ogg = try tracks("ogg/multiplexed_theora_vorbis_opus.ogg")
+        let bos = try XCTUnwrap(try golden("ogg/multiplexed_theora_vorbis_opus.ogg")["bosPages"] as? [[String: Any]])
+        XCTAssertEqual(ogg.map { $0["id"] as? Int }, bos.map { $0["serial"] as? Int })
+        XCTAssertEqual(ogg.map { $0["kind"] as? String }, ["video", "audio", "audio"])
+        XCTAssertEqual(ogg.map { $0["selected"] as? Bool }, [false, true, false])
+        XCTAssertEqual(try tracks("mpeg/lame_cbr128.mp3").count, 0)
+        XCTAssertTrue(tonearm(["info", fixtures + "mp4/two_tracks.mp4"]).out.contains("\n  track 2: audio 'ac-3', 1 ch, 48000 Hz"))
+    }
+
     /// The chapters of both chaptered books (moov first and moov last) are ffprobe's.
     func testInfoChaptersEqualTheGolden() throws {
         for name in ["mp4/chapters.m4b", "mp4/chapters_moov_end.m4b"] {

@@ -23,7 +23,7 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(Set(obj.keys), [
             "path", "fileType", "fileTypeName", "format", "channelLayout", "audioDataOffset", "audioDataByteCount",
             "audioPacketCount", "maximumPacketSize", "bitRate", "validFrames", "primingFrames", "remainderFrames",
-            "duration", "durationIsEstimated", "optimized", "info", "trackCount", "chapters", "artwork",
+            "duration", "durationIsEstimated", "optimized", "info", "trackCount", "tracks", "chapters", "artwork",
         ])
         let format = try XCTUnwrap(obj["format"] as? [String: Any])
         XCTAssertEqual(Set(format.keys), ["formatID", "sampleRate", "channelsPerFrame", "bitsPerChannel", "bytesPerPacket",

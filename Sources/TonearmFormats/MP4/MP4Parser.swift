@@ -315,6 +315,21 @@ public final class MP4Parser: PropertyStoringParser {
             }
             list = try MP4SampleTable.build(p, track: t, sourceSize: input.sourceSize)
             properties.trackCount = audio.count
+            properties.tracks = movie.tracks.prefix(64).map { other in
+                let kind: String
+                switch other.handler {
+                case "soun": kind = "audio"
+                case "vide": kind = "video"
+                case "text", "sbtl", "subt": kind = "text"
+                default: kind = other.handler.string
+                }
+                var format: StreamDescription?
+                if other.isAudio, other.timescale > 0, let e = other.sampleEntry {
+                    format = (try? MP4SampleEntry.audioFormat(p, entry: e, mediaTimescale: other.timescale))?.format
+                }
+                return TrackSummary(id: other.id, kind: kind, codec: other.sampleEntry?.type.string ?? "", format: format,
+                                    isSelected: other.id == t.id)
+            }
             properties.rollDistance = MP4SampleTable.rollDistance(p, track: t)
             track = Track(id: t.id, timescale: t.timescale, movieTimescale: movie.timescale, edits: t.edits, format: format,
                           trackExtends: movie.trackExtends[t.id] ?? MP4TrackExtends(), isFragmented: movie.isFragmented,

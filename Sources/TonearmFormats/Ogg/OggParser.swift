@@ -314,11 +314,17 @@ public final class OggParser: PropertyStoringParser {
         }
         let packet = Array(UnsafeRawBufferPointer(rebasing: body[first.start..<first.start + first.size]))
         let kind = OggCodecKind.identify(packet)
+        let listed = linkCount <= 1 && properties.tracks.count < OggParser.maximumNamedStreams
         if case .other(let name) = kind {
             if link.otherStreams.count < OggParser.maximumNamedStreams { link.otherStreams.append(name) }
+            let streamKind = name == "Theora" || name == "Dirac" || name == "VP8" ? "video" : name == "Skeleton" ? "index" : name == "Kate" ? "text" : "other"
+            if listed { properties.tracks.append(TrackSummary(id: page.serial, kind: streamKind, codec: name)) }
             return
         }
         link.audioStreams += 1
+        if listed {
+            properties.tracks.append(TrackSummary(id: page.serial, kind: "audio", codec: kind.name, isSelected: link.serial == nil))
+        }
         guard link.serial == nil else { return }
         link.serial = page.serial
         link.expectedSequence = page.sequence &+ 1
@@ -563,6 +569,7 @@ public final class OggParser: PropertyStoringParser {
         properties.chapters = codec.chapters
         properties.packetTableInfo = nil
         if firstLink {
+            if let i = properties.tracks.firstIndex(where: \.isSelected) { properties.tracks[i].format = format }
             properties.dataOffset = dataOffset
             properties.trackCount = max(1, link.audioStreams)
             properties.bitRate = codec.nominalBitRate
