@@ -93,14 +93,16 @@ let m4aFragmented = make("aac-frag-\(seconds)s.mp4", ["-c:a", "aac", "-b:a", "12
                                                        "-frag_duration", "2000000"])
 let flac = make("flac-\(seconds)s.flac", ["-c:a", "flac"])
 let out = "\(work)/out"
-func packetsCase(_ label: String, _ path: String) -> Case {
+/// `compare`: both print the packet count. Not for PCM, where Apple's packet is one frame
+/// and ffprobe counts the blocks it reads.
+func packetsCase(_ label: String, _ path: String, compare: Bool = true) -> Case {
     Case(name: "packets: count, \(seconds / 60)-min \(label)", ours: [tonearm, "packets", path, "--count"],
          reference: [ffprobe, "-v", "error", "-count_packets", "-show_entries", "stream=nb_read_packets", "-of", "csv=p=0", path],
-         referenceName: "ffprobe -count_packets", compareOutput: true)
+         referenceName: "ffprobe -count_packets", compareOutput: compare)
 }
 
 let cases = [
-    packetsCase("WAV", wav), packetsCase("MP3 128k", mp3), packetsCase("M4A AAC", m4a),
+    packetsCase("WAV", wav, compare: false), packetsCase("MP3 128k", mp3), packetsCase("M4A AAC", m4a),
     packetsCase("M4A moov at end", m4aMoovEnd), packetsCase("MP4 fragmented", m4aFragmented), packetsCase("FLAC", flac),
     Case(name: "decode IMA ADPCM → s16, \(seconds / 60) min", ours: [tonearm, "convert", ima, out + "-ima.wav", "-d", "LEI16"],
          reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", ima, "-f", "s16le", out + "-ima.raw"],
