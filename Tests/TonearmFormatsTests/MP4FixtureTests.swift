@@ -36,6 +36,15 @@ enum MP4Kit {
         var sizes: [Int] = []
         var frames: [UInt32] = []
         var description: String { "\(sizes.count) packets, \(data.count) bytes" }
+
+        /// Appends the packets a stream handed over.
+        mutating func append(_ bytes: UnsafeRawBufferPointer, _ descriptions: [PacketDescription]) {
+            for d in descriptions {
+                data += bytes[Int(d.startOffset)..<Int(d.startOffset) + Int(d.dataByteSize)]
+                sizes.append(Int(d.dataByteSize))
+                frames.append(d.variableFramesInPacket)
+            }
+        }
     }
 
     /// Every packet through AudioFile, read a few at a time.
@@ -48,13 +57,8 @@ enum MP4Kit {
             // between them (other tracks, fragment headers); the descriptions point into it.
             let (data, descriptions) = try file.readPacketData(startingAt: i, count: batch)
             let d = try XCTUnwrap(descriptions)
-            for x in d {
-                let s = Int(x.startOffset), e = s + Int(x.dataByteSize)
-                XCTAssertLessThanOrEqual(e, data.count)
-                p.data += data[s..<e]
-                p.sizes.append(Int(x.dataByteSize))
-                p.frames.append(x.variableFramesInPacket)
-            }
+            XCTAssertTrue(d.allSatisfy { Int($0.startOffset) + Int($0.dataByteSize) <= data.count })
+            data.withUnsafeBytes { p.append($0, d) }
             i += Int64(d.count)
         }
         return p
@@ -79,12 +83,7 @@ enum MP4Kit {
                                          guard let descriptions, descriptions.count == count else {
                                              XCTFail("MP4 packets come with descriptions"); return
                                          }
-                                         for d in descriptions {
-                                             let s = Int(d.startOffset), e = s + Int(d.dataByteSize)
-                                             result.packets.data += data[s..<e]
-                                             result.packets.sizes.append(Int(d.dataByteSize))
-                                             result.packets.frames.append(d.variableFramesInPacket)
-                                         }
+                                         result.packets.append(data, descriptions)
                                      })
         if fetcher {
             stream.byteRangeFetcher = { offset, count throws(AudioError) in
@@ -391,11 +390,7 @@ final class MP4FixtureTests: XCTestCase {
         // A caller may answer 'optm' by setting a fetcher and parsing on: nothing is lost.
         var recovered = MP4Kit.Packets()
         let stream = AudioFileStream(propertyListener: { _, _, _ in }, packets: { _, _, data, descriptions in
-            for d in descriptions! {
-                recovered.data += data[Int(d.startOffset)..<Int(d.startOffset) + Int(d.dataByteSize)]
-                recovered.sizes.append(Int(d.dataByteSize))
-                recovered.frames.append(d.variableFramesInPacket)
-            }
+            recovered.append(data, descriptions!)
         })
         var i = 0
         var sawOptm = false
@@ -433,12 +428,7 @@ final class MP4FixtureTests: XCTestCase {
                 var result = MP4Kit.Packets()
                 var error: AudioError?
                 let stream = AudioFileStream(propertyListener: { _, _, _ in }, packets: { _, _, data, descriptions in
-                    guard armed else { return }
-                    for d in descriptions! {
-                        result.data += data[Int(d.startOffset)..<Int(d.startOffset) + Int(d.dataByteSize)]
-                        result.sizes.append(Int(d.dataByteSize))
-                        result.frames.append(d.variableFramesInPacket)
-                    }
+                    if armed { result.append(data, descriptions!) }
                 })
                 if name.contains("moov_end") {
                     stream.byteRangeFetcher = { o, n throws(AudioError) in Array(bytes[Int(o)..<min(bytes.count, Int(o) + n)]) }
@@ -485,12 +475,7 @@ final class MP4FixtureTests: XCTestCase {
                     var armed = false
                     var result = MP4Kit.Packets()
                     let stream = AudioFileStream(propertyListener: { _, _, _ in }, packets: { _, _, data, descriptions in
-                        guard armed else { return }
-                        for d in descriptions! {
-                            result.data += data[Int(d.startOffset)..<Int(d.startOffset) + Int(d.dataByteSize)]
-                            result.sizes.append(Int(d.dataByteSize))
-                            result.frames.append(d.variableFramesInPacket)
-                        }
+                        if armed { result.append(data, descriptions!) }
                     })
                     if fetcher {
                         stream.byteRangeFetcher = { o, n throws(AudioError) in Array(bytes[Int(o)..<min(bytes.count, Int(o) + n)]) }
