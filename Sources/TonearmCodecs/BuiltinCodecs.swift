@@ -8,10 +8,11 @@ extension CodecRegistry {
         let ima4: Factory = AppleIMA4Decoder.make
         let dviIMA: Factory = DVIIntelIMADecoder.make
         let msADPCM: Factory = MSADPCMDecoder.make
-        return [pcm, g711, ima4, dviIMA, msADPCM]
+        let flac: Factory = FLACDecoder.make
+        return [pcm, g711, ima4, dviIMA, msADPCM, flac]
     }
 
     static let builtinDecodableFormats: [AudioFormatID] = [
-        .linearPCM, .uLaw, .aLaw, .appleIMA4, .dviIntelIMA, .microsoftADPCM,
+        .linearPCM, .uLaw, .aLaw, .appleIMA4, .dviIntelIMA, .microsoftADPCM, .flac,
     ]
 }

@@ -1,0 +1,152 @@
+import TonearmCore
+
+/// One channel of a FLAC frame (RFC 9639 §9.2).
+enum FLACSubframe {
+    @inline(__always)
+    private static func bad(_ what: String) -> AudioError { AudioError(.codecBadData, "FLAC subframe: \(what)") }
+
+    /// Decodes a subframe of `count` samples of `bits` bits (33 for a side channel of
+    /// 32-bit audio) into `out`. `residual` has room for `count` values.
+    static func decode(_ r: inout BitReader, into out: UnsafeMutablePointer<Int64>, count n: Int, bits sampleBits: Int,
+                       residual: UnsafeMutablePointer<Int32>) throws(AudioError)
+    {
+        // §9.2.1: a zero bit, six type bits, the wasted-bits flag.
+        guard let head = r.read(8), head & 0x80 == 0 else { throw bad("a header is cut short or its first bit is set") }
+        let type = Int(head >> 1) & 0x3F
+        var wasted = 0
+        if head & 1 == 1 {
+            guard let k = r.readUnary(limit: 32) else { throw bad("wasted bits are cut short") }
+            wasted = k + 1
+        }
+        let bits = sampleBits - wasted
+        guard bits >= 1 else { throw bad("\(wasted) wasted bits of \(sampleBits)") }
+
+        switch type {
+        case 0:  // §9.2.3 constant
+            guard let v = r.readSigned(bits) else { throw bad("a constant is cut short") }
+            for i in 0..<n { out[i] = v }
+        case 1:  // §9.2.4 verbatim
+            for i in 0..<n {
+                guard let v = r.readSigned(bits) else { throw bad("verbatim samples are cut short") }
+                out[i] = v
+            }
+        case 8...12:  // §9.2.5 fixed predictor, order 0–4
+            let order = type - 8
+            try warmUp(&r, out, order: order, count: n, bits: bits)
+            try readResidual(&r, residual, count: n, order: order)
+            fixedPredict(out, residual, count: n, order: order)
+        case 32...63:  // §9.2.6 linear predictor, order 1–32
+            let order = type - 31
+            try warmUp(&r, out, order: order, count: n, bits: bits)
+            guard let p = r.read(4), p != 15, let s = r.readSigned(5) else { throw bad("an LPC header is cut short or invalid") }
+            guard s >= 0 else { throw bad("a negative LPC shift (\(s))") }
+            let precision = Int(p) + 1
+            var coefficients: (Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
+                                Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
+                                Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
+                                Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64)
+                = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            try withUnsafeMutableBytes(of: &coefficients) { (raw) throws(AudioError) in
+                let c = raw.baseAddress!.assumingMemoryBound(to: Int64.self)
+                for j in 0..<order {
+                    guard let v = r.readSigned(precision) else { throw bad("LPC coefficients are cut short") }
+                    c[j] = v
+                }
+                try readResidual(&r, residual, count: n, order: order)
+                lpcPredict(out, residual, count: n, order: order, coefficients: c, shift: Int64(s))
+            }
+        default:
+            throw bad("reserved subframe type \(type)")
+        }
+        if wasted > 0 {
+            let w = Int64(wasted)
+            for i in 0..<n { out[i] = out[i] &<< w }
+        }
+    }
+
+    private static func warmUp(_ r: inout BitReader, _ out: UnsafeMutablePointer<Int64>, order: Int, count: Int,
+                               bits: Int) throws(AudioError)
+    {
+        guard order <= count else { throw bad("predictor order \(order) exceeds the block of \(count)") }
+        for i in 0..<order {
+            guard let v = r.readSigned(bits) else { throw bad("warm-up samples are cut short") }
+            out[i] = v
+        }
+    }
+
+    /// §9.2.7: the residual of samples `order..<count`, into `res[order...]`.
+    private static func readResidual(_ r: inout BitReader, _ res: UnsafeMutablePointer<Int32>, count n: Int,
+                                     order: Int) throws(AudioError)
+    {
+        guard let method = r.read(2), method < 2, let po = r.read(4) else { throw bad("a residual header is cut short or reserved") }
+        let paramBits = method == 0 ? 4 : 5, escape: UInt64 = method == 0 ? 15 : 31
+        let partitions = 1 << Int(po)
+        let size = n >> Int(po)
+        guard size << Int(po) == n, size >= order else {
+            throw bad("\(partitions) partitions do not divide a block of \(n) with predictor order \(order)")
+        }
+        var i = order
+        for part in 0..<partitions {
+            let end = (part + 1) * size
+            guard let k = r.read(paramBits) else { throw bad("a Rice parameter is cut short") }
+            if k == escape {
+                guard let width = r.read(5) else { throw bad("an escape width is cut short") }
+                if width == 0 {
+                    while i < end { res[i] = 0; i += 1 }
+                } else {
+                    while i < end {
+                        guard let v = r.readSigned(Int(width)) else { throw bad("escaped residuals are cut short") }
+                        res[i] = Int32(truncatingIfNeeded: v)
+                        i += 1
+                    }
+                }
+            } else {
+                guard r.readRiceSigned(into: res + i, count: end - i, parameter: Int(k)) else {
+                    throw bad("Rice codes are cut short or too large")
+                }
+                i = end
+            }
+        }
+    }
+
+    /// §9.2.5: the fixed predictors.
+    @inline(__always)
+    private static func fixedPredict(_ s: UnsafeMutablePointer<Int64>, _ res: UnsafePointer<Int32>, count n: Int, order: Int) {
+        var i = order
+        switch order {
+        case 0:
+            while i < n { s[i] = Int64(res[i]); i &+= 1 }
+        case 1:
+            while i < n { s[i] = s[i &- 1] &+ Int64(res[i]); i &+= 1 }
+        case 2:
+            while i < n { s[i] = 2 &* s[i &- 1] &- s[i &- 2] &+ Int64(res[i]); i &+= 1 }
+        case 3:
+            while i < n { s[i] = 3 &* (s[i &- 1] &- s[i &- 2]) &+ s[i &- 3] &+ Int64(res[i]); i &+= 1 }
+        default:
+            while i < n {
+                s[i] = 4 &* (s[i &- 1] &+ s[i &- 3]) &- 6 &* s[i &- 2] &- s[i &- 4] &+ Int64(res[i])
+                i &+= 1
+            }
+        }
+    }
+
+    /// §9.2.6: sample = residual + (Σ coefficient_j · sample_{i−1−j}) >> shift, in 64 bits,
+    /// which no valid stream overflows (33-bit samples, 15-bit coefficients, 32 terms).
+    @inline(__always)
+    private static func lpcPredict(_ s: UnsafeMutablePointer<Int64>, _ res: UnsafePointer<Int32>, count n: Int, order: Int,
+                                   coefficients c: UnsafePointer<Int64>, shift: Int64)
+    {
+        var i = order
+        while i < n {
+            var sum: Int64 = 0
+            var j = 0
+            let h = s + (i &- 1)
+            while j < order {
+                sum = sum &+ c[j] &* h[-j]
+                j &+= 1
+            }
+            s[i] = (sum &>> shift) &+ Int64(res[i])
+            i &+= 1
+        }
+    }
+}
