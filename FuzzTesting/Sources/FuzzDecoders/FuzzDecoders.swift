@@ -27,7 +27,11 @@ private struct Input {
 }
 
 private func description(_ input: inout Input, codec: UInt8, channels: UInt32) -> StreamDescription {
-    switch codec % 6 {
+    switch codec % 7 {
+    case 6:
+        // FLAC: one frame a packet, described; the cookie comes from the input (or none).
+        return StreamDescription(sampleRate: 44100, formatID: .flac, bytesPerPacket: 0, framesPerPacket: 0, bytesPerFrame: 0,
+                                 channelsPerFrame: channels, bitsPerChannel: UInt32(input.byte() % 29) + 4)
     case 0, 1:
         // Linear PCM: any bits and container, any flags; many are refused, which is fine.
         let bits = UInt32(input.byte() & 63) + 1
@@ -49,7 +53,7 @@ private func description(_ input: inout Input, codec: UInt8, channels: UInt32) -
     default:
         let block = UInt32(input.u16() % 4097)
         let frames = UInt32(input.u16() % 8200)
-        return StreamDescription(sampleRate: 22050, formatID: codec % 6 == 4 ? .dviIntelIMA : .microsoftADPCM,
+        return StreamDescription(sampleRate: 22050, formatID: codec % 7 == 4 ? .dviIntelIMA : .microsoftADPCM,
                                  bytesPerPacket: block, framesPerPacket: frames, bytesPerFrame: 0, channelsPerFrame: channels,
                                  bitsPerChannel: input.byte() & 1 == 0 ? 4 : 0)
     }
@@ -119,6 +123,25 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     var bytesPerPacket = Int(f.bytesPerPacket)
     if f.formatID == .linearPCM || f.formatID == .uLaw || f.formatID == .aLaw {
         if !f.isInterleaved { bytesPerPacket *= Int(channels) }  // a frame across the planes
+    }
+    if f.formatID == .flac {
+        // Frames of varying size: take a size from the first two bytes, at most 64 frames.
+        var d: [PacketDescription] = []
+        var offset = 0
+        var sizes = cookie?.makeIterator()
+        let most = max(1, min(64, (1 << 22) / (decoder.maximumFramesPerPacket * Int(channels))))
+        while offset < payload.count && d.count < most {
+            let n = min(payload.count - offset, 16 + Int(sizes?.next() ?? 255) * 8)
+            d.append(PacketDescription(startOffset: Int64(offset), dataByteSize: UInt32(n)))
+            offset += n
+        }
+        guard !d.isEmpty else { return 0 }
+        let a = decodeAll(decoder, payload, packets: d.count, bytesPerPacket: 0, perCall: d.count, descriptions: d,
+                          output: output, interleaved: true)
+        let b = decodeAll(twin, payload, packets: d.count, bytesPerPacket: 0, perCall: d.count, descriptions: d,
+                          output: output, interleaved: false)
+        precondition(a == b, "interleaved and planar output differ")
+        return 0
     }
     guard bytesPerPacket > 0 else { return 0 }
     var packets = (payload.count + bytesPerPacket - 1) / bytesPerPacket
