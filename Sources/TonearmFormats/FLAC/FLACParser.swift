@@ -593,6 +593,10 @@ public final class FLACParser: PropertyStoringParser {
             c = FLACCRC.update(c, byte: p.load(fromByteOffset: q, as: UInt8.self), tables)
             q += 1
             if c == 0 && q >= minimum && FLACParser.isTrailer(UnsafeRawBufferPointer(start: p + q, count: count - q)) {
+                // One or two zero bytes left are the CRC-16's own low bytes (a CRC ending in
+                // 0x00 leaves the register at 0 a byte early), not padding: they belong to the
+                // frame. Taking them is harmless either way, as zeros keep the CRC at 0.
+                if count - q <= 2, (q..<count).allSatisfy({ p.load(fromByteOffset: $0, as: UInt8.self) == 0 }) { return count }
                 return q
             }
         }
