@@ -1,6 +1,6 @@
 // tonearm-bench: whole-process wall-time ratios of `tonearm` against the reference tools,
 // side by side in one run. Not a test: it asserts nothing, it prints figures for
-// BENCHMARKS.md. Run with `swift run -c release tonearm-bench [--quick] [--runs N]`.
+// BENCHMARKS.md. Run with `swift run -c release tonearm-bench [--quick] [--runs N] [--only TEXT]`.
 import Foundation
 
 struct Case {
@@ -59,6 +59,9 @@ let args = CommandLine.arguments.dropFirst()
 let quick = args.contains("--quick")
 let runs = args.firstIndex(of: "--runs").flatMap { i in args.index(after: i) < args.endIndex ? Int(args[args.index(after: i)]) : nil } ?? 3
 let seconds = quick ? 300 : 3600
+/// `--only TEXT`: the cases whose name contains TEXT.
+let only = args.firstIndex(of: "--only").flatMap { i in args.index(after: i) < args.endIndex ? args[args.index(after: i)] : nil }
+let flacTool = which("flac")
 
 // Our own binary sits beside this one.
 let selfDir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
@@ -92,6 +95,7 @@ let m4aMoovEnd = make("aac-moov-end-\(seconds)s.m4a", ["-c:a", "aac", "-b:a", "1
 let m4aFragmented = make("aac-frag-\(seconds)s.mp4", ["-c:a", "aac", "-b:a", "128k", "-movflags", "frag_keyframe+empty_moov",
                                                        "-frag_duration", "2000000"])
 let flac = make("flac-\(seconds)s.flac", ["-c:a", "flac"])
+let flac16 = make("flac16-\(seconds)s.flac", ["-sample_fmt", "s16", "-c:a", "flac"])
 let out = "\(work)/out"
 /// `compare`: both print the packet count. Not for PCM, where Apple's packet is one frame
 /// and ffprobe counts the blocks it reads.
@@ -101,7 +105,7 @@ func packetsCase(_ label: String, _ path: String, compare: Bool = true) -> Case 
          referenceName: "ffprobe -count_packets", compareOutput: compare)
 }
 
-let cases = [
+var cases = [
     packetsCase("WAV", wav, compare: false), packetsCase("MP3 128k", mp3), packetsCase("M4A AAC", m4a),
     packetsCase("M4A moov at end", m4aMoovEnd), packetsCase("MP4 fragmented", m4aFragmented), packetsCase("FLAC", flac),
     Case(name: "decode IMA ADPCM → s16, \(seconds / 60) min", ours: [tonearm, "convert", ima, out + "-ima.wav", "-d", "LEI16"],
@@ -114,6 +118,14 @@ let cases = [
          reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", wav, "-c:a", "pcm_f32le", out + "-f32-ff.wav"],
          referenceName: "ffmpeg pcm_f32le"),
 ]
+cases.append(Case(name: "decode FLAC 16-bit → s16, \(seconds / 60) min", ours: [tonearm, "convert", flac16, out + "-flac.wav", "-d", "LEI16"],
+                  reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", flac16, "-f", "s16le", out + "-flac.raw"],
+                  referenceName: "ffmpeg -f s16le"))
+if let flacTool {
+    cases.append(Case(name: "decode FLAC 16-bit → s16, \(seconds / 60) min", ours: [tonearm, "convert", flac16, out + "-flac.wav", "-d", "LEI16"],
+                      reference: [flacTool, "-s", "-d", "-f", "-o", out + "-flac-ref.wav", flac16], referenceName: "flac -d"))
+}
+if let only { cases = cases.filter { $0.name.contains(only) } }
 
 print("")
 print("tonearm-bench, \(runs) runs each, median wall time of the whole process")
