@@ -132,11 +132,39 @@ enum FLACSubframe {
 
     /// §9.2.6: sample = residual + (Σ coefficient_j · sample_{i−1−j}) >> shift, in 64 bits,
     /// which no valid stream overflows (33-bit samples, 15-bit coefficients, 32 terms).
+    /// `c` holds 32 coefficients, zero past `order`.
     @inline(__always)
     private static func lpcPredict(_ s: UnsafeMutablePointer<Int64>, _ res: UnsafePointer<Int32>, count n: Int, order: Int,
                                    coefficients c: UnsafePointer<Int64>, shift: Int64)
     {
         var i = order
+        if order <= 12 {
+            // The common orders as scalar code with the coefficients in registers: the
+            // compiler's vectorised loop over j emulates 64-bit multiplies and is slower.
+            let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3], c4 = c[4], c5 = c[5]
+            let c6 = c[6], c7 = c[7], c8 = c[8], c9 = c[9], c10 = c[10], c11 = c[11]
+            while i < n {
+                let h = s + (i &- 1)
+                var sum: Int64 = 0
+                switch order {
+                case 12: sum &+= c11 &* h[-11]; fallthrough
+                case 11: sum &+= c10 &* h[-10]; fallthrough
+                case 10: sum &+= c9 &* h[-9]; fallthrough
+                case 9: sum &+= c8 &* h[-8]; fallthrough
+                case 8: sum &+= c7 &* h[-7]; fallthrough
+                case 7: sum &+= c6 &* h[-6]; fallthrough
+                case 6: sum &+= c5 &* h[-5]; fallthrough
+                case 5: sum &+= c4 &* h[-4]; fallthrough
+                case 4: sum &+= c3 &* h[-3]; fallthrough
+                case 3: sum &+= c2 &* h[-2]; fallthrough
+                case 2: sum &+= c1 &* h[-1]; fallthrough
+                default: sum &+= c0 &* h[0]
+                }
+                s[i] = (sum &>> shift) &+ Int64(res[i])
+                i &+= 1
+            }
+            return
+        }
         while i < n {
             var sum: Int64 = 0
             var j = 0
