@@ -111,29 +111,47 @@ public struct BitReader: Sendable {
         let end = bitEnd
         let limit = UInt64(UInt32.max) &>> UInt64(k)
         let ok: Bool = bytes.withUnsafeBufferPointer { b in
+            // `w` holds the bits from `pos` on, of which the top `avail` are data; most
+            // codes are taken from it without another load.
+            var w = Self.window(b, at: pos)
+            var avail = 64 &- (pos & 7)
             var i = 0
             while i < count {
-                var w = Self.window(b, at: pos)
-                var q = 0
-                var lz = w.leadingZeroBitCount
-                while lz > 56 {
-                    q &+= 56
-                    pos &+= 56
-                    if pos >= end || UInt64(q) > limit { return false }
+                var q = w.leadingZeroBitCount
+                var low: UInt64
+                if q &+ 1 &+ k < avail {
+                    // The whole code is in `w` (and `used` < 64, so the shifts are exact).
+                    let used = q &+ 1 &+ k
+                    low = ((w &<< UInt64(q &+ 1)) &>> 1) &>> UInt64(63 &- k)
+                    w = w &<< UInt64(used)
+                    avail &-= used
+                    pos &+= used
+                } else {
+                    // A long unary run or a code across the window's end: read it afresh.
                     w = Self.window(b, at: pos)
-                    lz = w.leadingZeroBitCount
-                }
-                q &+= lz
-                let used = lz &+ 1
-                var low: UInt64 = 0
-                if k != 0 {
-                    if used &+ k <= 57 {
-                        low = (w &<< UInt64(used)) &>> UInt64(64 &- k)
-                    } else {
-                        low = Self.window(b, at: pos &+ used) &>> UInt64(64 &- k)
+                    var lz = w.leadingZeroBitCount
+                    q = 0
+                    while lz > 56 {
+                        q &+= 56
+                        pos &+= 56
+                        if pos >= end || UInt64(q) > limit { return false }
+                        w = Self.window(b, at: pos)
+                        lz = w.leadingZeroBitCount
                     }
+                    q &+= lz
+                    let used = lz &+ 1
+                    low = 0
+                    if k != 0 {
+                        if used &+ k <= 57 {
+                            low = (w &<< UInt64(used)) &>> UInt64(64 &- k)
+                        } else {
+                            low = Self.window(b, at: pos &+ used) &>> UInt64(64 &- k)
+                        }
+                    }
+                    pos &+= used &+ k
+                    w = Self.window(b, at: pos)
+                    avail = 64 &- (pos & 7)
                 }
-                pos &+= used &+ k
                 guard pos <= end, UInt64(q) <= limit else { return false }
                 let u = UInt32(truncatingIfNeeded: UInt64(q) &<< UInt64(k) | low)
                 out[i] = Int32(bitPattern: u &>> 1) ^ (0 &- Int32(bitPattern: u & 1))
