@@ -138,6 +138,23 @@ enum FLACSubframe {
                                    coefficients c: UnsafePointer<Int64>, shift: Int64)
     {
         var i = order
+        if order <= 8 {
+            // The usual orders keep the last eight samples in registers, so a sample
+            // waits for the one before it without a store and a load between. Terms
+            // past `order` have zero coefficients, and their history stays zero.
+            let c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3], c4 = c[4], c5 = c[5], c6 = c[6], c7 = c[7]
+            func past(_ j: Int) -> Int64 { j < order ? s[order &- 1 &- j] : 0 }
+            var h0 = past(0), h1 = past(1), h2 = past(2), h3 = past(3)
+            var h4 = past(4), h5 = past(5), h6 = past(6), h7 = past(7)
+            while i < n {
+                let older = c7 &* h7 &+ c6 &* h6 &+ c5 &* h5 &+ c4 &* h4 &+ c3 &* h3 &+ c2 &* h2 &+ c1 &* h1
+                let v = ((older &+ c0 &* h0) &>> shift) &+ Int64(res[i])
+                s[i] = v
+                h7 = h6; h6 = h5; h5 = h4; h4 = h3; h3 = h2; h2 = h1; h1 = h0; h0 = v
+                i &+= 1
+            }
+            return
+        }
         if order <= 12 {
             // The common orders as scalar code with the coefficients in registers: the
             // compiler's vectorised loop over j emulates 64-bit multiplies and is slower.
