@@ -80,16 +80,21 @@ enum FLACChecksums {
         return c
     }
 
-    /// Two tables for two bytes at a time: entry `x` of the first is the CRC of byte x,
-    /// of the second the CRC of byte x followed by a zero byte.
+    /// Four tables for four bytes at a time: entry `x` of table k (at 256 × k) is the CRC
+    /// of byte x followed by k zero bytes.
     static let crc16Tables: [UInt16] = {
-        var t = [UInt16](repeating: 0, count: 512)
+        var t = [UInt16](repeating: 0, count: 1024)
         for i in 0..<256 {
             var c = UInt16(i) << 8
             for _ in 0..<8 { c = c & 0x8000 != 0 ? (c << 1) ^ 0x8005 : c << 1 }
             t[i] = c
         }
-        for i in 0..<256 { t[256 + i] = (t[i] << 8) ^ t[Int(t[i] >> 8)] }
+        for k in 1..<4 {
+            for i in 0..<256 {
+                let prev = t[256 * (k - 1) + i]
+                t[256 * k + i] = (prev << 8) ^ t[Int(prev >> 8)]
+            }
+        }
         return t
     }()
 
@@ -99,12 +104,17 @@ enum FLACChecksums {
             var c: UInt16 = 0
             var i = 0
             let n = p.count
-            while i + 2 <= n {
-                let x = c ^ (UInt16(p[i]) << 8 | UInt16(p[i + 1]))
-                c = t[256 + Int(x >> 8)] ^ t[Int(x & 0xFF)]
-                i += 2
+            while i + 4 <= n {
+                // The CRC so far meets the first two bytes; the last two enter as they are.
+                let x = UInt32(c) << 16 ^ UInt32(bigEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self))
+                c = t[768 + Int(x >> 24)] ^ t[512 + Int((x >> 16) & 0xFF)] ^ t[256 + Int((x >> 8) & 0xFF)]
+                    ^ t[Int(x & 0xFF)]
+                i += 4
             }
-            if i < n { c = (c << 8) ^ t[Int((c >> 8) ^ UInt16(p[i]))] }
+            while i < n {
+                c = (c << 8) ^ t[Int((c >> 8) ^ UInt16(p[i]))]
+                i += 1
+            }
             return c
         }
     }
