@@ -133,17 +133,17 @@ public final class FLACDecoder: AudioDecoder {
             throw AudioError(.requiresPacketDescriptions, "FLAC frames vary in size: \(packetCount) packets need descriptions")
         }
         // Check every header first so that a bad frame leaves the output untouched.
-        var headers: [FLACDecoderFrameHeader] = []
+        var headers: [FLACFrameHeader] = []
         headers.reserveCapacity(packets.count)
         var total = 0
         for p in packets {
-            guard let h = FLACDecoderFrameHeader.parse(p) else {
+            guard let base = p.baseAddress, case .header(let h) = FLACFrameHeader.parse(base, count: p.count) else {
                 throw AudioError(.codecBadData, "a FLAC frame of \(p.count) bytes does not start with a valid frame header")
             }
             guard h.blockSize <= maximumFramesPerPacket else {
                 throw AudioError(.codecBadData, "a FLAC frame of \(h.blockSize) samples; STREAMINFO allows \(maximumFramesPerPacket)")
             }
-            guard p.count >= h.length + 2, FLACChecksums.crc16(p) == 0 else {
+            guard p.count >= h.length + 2, FLACCRC.crc16(0, p.baseAddress!, count: p.count) == 0 else {
                 throw AudioError(.codecBadData, "a FLAC frame of \(p.count) bytes fails its CRC-16")
             }
             headers.append(h)
@@ -168,7 +168,7 @@ public final class FLACDecoder: AudioDecoder {
 
     /// Decodes a frame's subframes into ``samples`` (channel c at c × maximumFramesPerPacket)
     /// and undoes the stereo decorrelation; returns the frame's bits per sample.
-    private func decodeFrame(_ p: UnsafeRawBufferPointer, header h: FLACDecoderFrameHeader) throws(AudioError) -> Int {
+    private func decodeFrame(_ p: UnsafeRawBufferPointer, header h: FLACFrameHeader) throws(AudioError) -> Int {
         let bits = h.bitsPerSample == 0 ? bitsPerSample : h.bitsPerSample
         // Bits up to the CRC-16; the header is already checked.
         var r = BitReader(Array(p), byteOffset: h.length, byteCount: p.count - 2 - h.length)
@@ -205,7 +205,7 @@ public final class FLACDecoder: AudioDecoder {
     }
 
     /// Writes the decoded block, justified to the top of an Int32.
-    private func emit<S: DecodedSample>(_ h: FLACDecoderFrameHeader, bits: Int, into out: SampleWriter<S>) {
+    private func emit<S: DecodedSample>(_ h: FLACFrameHeader, bits: Int, into out: SampleWriter<S>) {
         let n = h.blockSize, shift = Int64(32 - bits), stride = maximumFramesPerPacket
         let present = min(h.channels, channels)
         samples.withUnsafeBufferPointer { s in
@@ -229,7 +229,7 @@ public final class FLACDecoder: AudioDecoder {
 
     /// Adds a frame to the MD5 as libFLAC does: interleaved, ⌈bits/8⌉ bytes a sample,
     /// little-endian, every channel the frame has.
-    private func hash(_ h: FLACDecoderFrameHeader, bits: Int) {
+    private func hash(_ h: FLACFrameHeader, bits: Int) {
         let width = (bits + 7) / 8, ch = h.channels, n = h.blockSize, stride = maximumFramesPerPacket
         let count = n * ch * width
         if md5Bytes.count < count { md5Bytes = [UInt8](repeating: 0, count: count) }
