@@ -3,6 +3,9 @@
 // BENCHMARKS.md. Run with `swift run -c release tonearm-bench [--quick] [--runs N] [--only TEXT]`.
 import Foundation
 
+// `tonearm-bench encode-flac IN OUT [LEVEL]` is the encoder side of the FLAC cases below.
+if CommandLine.arguments.dropFirst().first == "encode-flac" { exit(encodeFLACMain(Array(CommandLine.arguments.dropFirst(2)))) }
+
 struct Case {
     let name: String
     let ours: [String]
@@ -124,6 +127,11 @@ cases.append(Case(name: "decode FLAC 16-bit → s16, \(seconds / 60) min", ours:
 if let flacTool {
     cases.append(Case(name: "decode FLAC 16-bit → s16, \(seconds / 60) min", ours: [tonearm, "convert", flac16, out + "-flac.wav", "-d", "LEI16"],
                       reference: [flacTool, "-s", "-d", "-f", "-o", out + "-flac-ref.wav", flac16], referenceName: "flac -d"))
+}
+if let flacTool {
+    cases.append(Case(name: "encode FLAC -5 from s16 WAV, \(seconds / 60) min",
+                      ours: [CommandLine.arguments[0], "encode-flac", wav, out + "-enc.flac", "5"],
+                      reference: [flacTool, "-5", "-s", "-f", "-o", out + "-enc-ref.flac", wav], referenceName: "flac -5 -f"))
 }
 if let only { cases = cases.filter { $0.name.contains(only) } }
 
