@@ -26,6 +26,7 @@ let package = Package(
         .testTarget(name: "TonearmFormatsTests", dependencies: ["Tonearm", "TonearmTestSupport"]),
         .testTarget(name: "TonearmCodecsTests", dependencies: ["Tonearm", "TonearmTestSupport"]),
         .testTarget(name: "TonearmCLITests", dependencies: ["TonearmCLI", "Tonearm", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmConvertTests", dependencies: ["TonearmConvert", "TonearmTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
