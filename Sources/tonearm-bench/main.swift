@@ -99,6 +99,7 @@ let m4aFragmented = make("aac-frag-\(seconds)s.mp4", ["-c:a", "aac", "-b:a", "12
                                                        "-frag_duration", "2000000"])
 let flac = make("flac-\(seconds)s.flac", ["-c:a", "flac"])
 let flac16 = make("flac16-\(seconds)s.flac", ["-sample_fmt", "s16", "-c:a", "flac"])
+let alac16 = make("alac16-\(seconds)s.m4a", ["-sample_fmt", "s16p", "-c:a", "alac"])
 let out = "\(work)/out"
 /// `compare`: both print the packet count. Not for PCM, where Apple's packet is one frame
 /// and ffprobe counts the blocks it reads.
@@ -123,6 +124,9 @@ var cases = [
 ]
 cases.append(Case(name: "decode FLAC 16-bit → s16, \(seconds / 60) min", ours: [tonearm, "convert", flac16, out + "-flac.wav", "-d", "LEI16"],
                   reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", flac16, "-f", "s16le", out + "-flac.raw"],
+                  referenceName: "ffmpeg -f s16le"))
+cases.append(Case(name: "decode ALAC 16-bit M4A → s16, \(seconds / 60) min", ours: [tonearm, "convert", alac16, out + "-alac.wav", "-d", "LEI16"],
+                  reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", alac16, "-f", "s16le", out + "-alac.raw"],
                   referenceName: "ffmpeg -f s16le"))
 if let flacTool {
     cases.append(Case(name: "decode FLAC 16-bit → s16, \(seconds / 60) min", ours: [tonearm, "convert", flac16, out + "-flac.wav", "-d", "LEI16"],
