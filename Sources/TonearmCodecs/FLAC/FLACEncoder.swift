@@ -368,6 +368,19 @@ public final class FLACEncoder: AudioEncoder {
         if md5Bytes.count < count { md5Bytes = [UInt8](repeating: 0, count: count) }
         block.withUnsafeBufferPointer { b in
             md5Bytes.withUnsafeMutableBufferPointer { out in
+                if width == 2 {
+                    // The common case, two bytes a sample stored at once.
+                    let raw = UnsafeMutableRawPointer(out.baseAddress!)
+                    for c in 0..<channels {
+                        let src = b.baseAddress! + c * bs
+                        var o = 2 * c
+                        for i in 0..<n {
+                            raw.storeBytes(of: UInt16(truncatingIfNeeded: src[i]).littleEndian, toByteOffset: o, as: UInt16.self)
+                            o &+= 2 * channels
+                        }
+                    }
+                    return
+                }
                 var o = 0
                 for i in 0..<n {
                     for c in 0..<channels {

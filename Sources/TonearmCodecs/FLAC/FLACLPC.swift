@@ -72,22 +72,26 @@ enum FLACLPC {
     {
         for i in 0..<n { scratch[i] = Double(x[i]) * window[i] }
         r = [Double](repeating: 0, count: lags + 1)
+        let raw = UnsafeRawPointer(scratch)
         for lag in 0...lags where lag < n {
-            // Four partial sums, so the additions need not wait for each other.
-            var s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+            // Vector partial sums, so the additions need not wait for each other.
+            var s0 = SIMD4<Double>(), s1 = SIMD4<Double>()
             var i = lag
-            while i + 4 <= n {
-                s0 += scratch[i] * scratch[i - lag]
-                s1 += scratch[i + 1] * scratch[i + 1 - lag]
-                s2 += scratch[i + 2] * scratch[i + 2 - lag]
-                s3 += scratch[i + 3] * scratch[i + 3 - lag]
-                i += 4
+            while i &+ 8 <= n {
+                let a0 = raw.loadUnaligned(fromByteOffset: i &* 8, as: SIMD4<Double>.self)
+                let b0 = raw.loadUnaligned(fromByteOffset: (i &- lag) &* 8, as: SIMD4<Double>.self)
+                let a1 = raw.loadUnaligned(fromByteOffset: (i &+ 4) &* 8, as: SIMD4<Double>.self)
+                let b1 = raw.loadUnaligned(fromByteOffset: (i &+ 4 &- lag) &* 8, as: SIMD4<Double>.self)
+                s0 += a0 * b0
+                s1 += a1 * b1
+                i &+= 8
             }
+            var tail = 0.0
             while i < n {
-                s0 += scratch[i] * scratch[i - lag]
-                i += 1
+                tail += scratch[i] * scratch[i &- lag]
+                i &+= 1
             }
-            r[lag] = (s0 + s1) + (s2 + s3)
+            r[lag] = (s0 + s1).sum() + tail
         }
     }
 

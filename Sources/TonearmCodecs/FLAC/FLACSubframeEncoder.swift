@@ -50,8 +50,11 @@ final class FLACSubframeEncoder {
     /// The samples without their wasted bits.
     private var shifted: [Int64]
     private var residual: [Int32]
+    /// The residual folded to unsigned (0, −1, 1, … → 0, 1, 2, …), for the Rice costs.
+    private var folded: [UInt32]
     private var windowed: [Double]
-    private var windows: [FLACLPC.Window: [Double]] = [:]
+    /// Each window's weights for a whole block, and their sum of squares.
+    private var windows: [FLACLPC.Window: (weights: [Double], energy: Double)] = [:]
     private var autocorrelation: [Double] = []
 
     init(blockSize: Int, search: FLACSearch) {
@@ -59,17 +62,16 @@ final class FLACSubframeEncoder {
         self.search = search
         shifted = [Int64](repeating: 0, count: blockSize)
         residual = [Int32](repeating: 0, count: blockSize)
+        folded = [UInt32](repeating: 0, count: blockSize)
         windowed = [Double](repeating: 0, count: blockSize)
     }
 
-    private func weights(_ w: FLACLPC.Window, _ n: Int) -> [Double] {
-        if n == blockSize {
-            if let cached = windows[w] { return cached }
-            let made = w.weights(n)
-            windows[w] = made
-            return made
-        }
-        return w.weights(n)
+    private func weights(_ w: FLACLPC.Window, _ n: Int) -> (weights: [Double], energy: Double) {
+        if n == blockSize, let cached = windows[w] { return cached }
+        let made = w.weights(n)
+        let result = (made, made.reduce(0.0) { $0 + $1 * $1 })
+        if n == blockSize { windows[w] = result }
+        return result
     }
 
     // MARK: Choosing
@@ -78,20 +80,19 @@ final class FLACSubframeEncoder {
     func plan(_ x: UnsafePointer<Int64>, count n: Int, bits: Int) -> FLACSubframePlan {
         let verbatim = FLACSubframePlan(kind: .verbatim, bits: 8 + n * bits)
         guard n > 0 else { return verbatim }
-        var or: Int64 = 0
-        var constant = true
+        var or: Int64 = 0, differs: Int64 = 0
         let first = x[0]
         for i in 0..<n {
             or |= x[i]
-            if x[i] != first { constant = false }
+            differs |= x[i] ^ first
         }
-        if constant { return FLACSubframePlan(kind: .constant, bits: 8 + bits) }
+        if differs == 0 { return FLACSubframePlan(kind: .constant, bits: 8 + bits) }
         let wasted = or == 0 ? 0 : or.trailingZeroBitCount
         let b = bits - wasted
         var best = FLACSubframePlan(kind: .verbatim, bits: 8 + wasted + n * b, wasted: wasted)
         return shifted.withUnsafeMutableBufferPointer { sp in
             let s = sp.baseAddress!
-            for i in 0..<n { s[i] = x[i] >> Int64(wasted) }
+            for i in 0..<n { s[i] = x[i] &>> Int64(wasted) }
             let header = 8 + wasted
             // Fixed predictors, the orders with the smallest sum of absolute residuals.
             if n > 4 {
@@ -109,7 +110,7 @@ final class FLACSubframeEncoder {
             if maxOrder > 0 {
                 let precision = FLACSubframeEncoder.precision(bits: b, blockSize: n)
                 for window in search.windows {
-                    let w = weights(window, n)
+                    let (w, energy) = weights(window, n)
                     w.withUnsafeBufferPointer { wp in
                         windowed.withUnsafeMutableBufferPointer { dp in
                             FLACLPC.autocorrelation(s, count: n, window: wp.baseAddress!, lags: maxOrder,
@@ -120,7 +121,6 @@ final class FLACSubframeEncoder {
                     autocorrelation[0] *= 1 + 1e-10
                     let (sets, errors) = FLACLPC.levinson(autocorrelation, maxOrder: maxOrder)
                     guard !sets.isEmpty else { continue }
-                    let energy = w.reduce(0.0) { $0 + $1 * $1 }
                     // Estimated bits per order: a Laplacian residual of variance σ² Rice-codes
                     // in about log2(σ) + 1 bits a sample; plus warm-up and coefficients.
                     var estimates: [(order: Int, bits: Double)] = []
@@ -164,6 +164,14 @@ final class FLACSubframeEncoder {
         return min(p, FLACLPC.maximumPrecision)
     }
 
+    /// |v| without the overflow trap of `abs` (so without a branch); the values here are
+    /// at most 37 bits.
+    @inline(__always)
+    private func magnitude(_ v: Int64) -> Int64 {
+        let sign = v &>> 63
+        return (v ^ sign) &- sign
+    }
+
     /// Fixed orders 0–4 by the sum of their absolute residuals over the block, smallest first.
     private func fixedOrdersByEstimate(_ s: UnsafePointer<Int64>, _ n: Int) -> [Int] {
         var sums: (Int64, Int64, Int64, Int64, Int64) = (0, 0, 0, 0, 0)
@@ -174,7 +182,8 @@ final class FLACSubframeEncoder {
             let e2 = e1 &- (p1 &- p2)
             let e3 = e2 &- (p1 &- 2 &* p2 &+ p3)
             let e4 = e3 &- (p1 &- 3 &* p2 &+ 3 &* p3 &- p4)
-            sums.0 &+= abs(x); sums.1 &+= abs(e1); sums.2 &+= abs(e2); sums.3 &+= abs(e3); sums.4 &+= abs(e4)
+            sums.0 &+= magnitude(x); sums.1 &+= magnitude(e1); sums.2 &+= magnitude(e2)
+            sums.3 &+= magnitude(e3); sums.4 &+= magnitude(e4)
             p4 = p3; p3 = p2; p2 = p1; p1 = x
         }
         let all = [sums.0, sums.1, sums.2, sums.3, sums.4]
@@ -188,9 +197,9 @@ final class FLACSubframeEncoder {
     private func fixedResidual(_ s: UnsafePointer<Int64>, _ n: Int, order: Int) -> Bool {
         residual.withUnsafeMutableBufferPointer { rp in
             let r = rp.baseAddress!
-            var lo: Int64 = 0, hi: Int64 = 0
+            var outside = 0
             @inline(__always) func put(_ i: Int, _ v: Int64) {
-                lo = min(lo, v); hi = max(hi, v)
+                outside &+= FLACSubframeEncoder.outside32(v)
                 r[i] = Int32(truncatingIfNeeded: v)
             }
             switch order {
@@ -200,7 +209,7 @@ final class FLACSubframeEncoder {
             case 3: for i in 3..<n { put(i, s[i] &- 3 &* s[i - 1] &+ 3 &* s[i - 2] &- s[i - 3]) }
             default: for i in 4..<n { put(i, s[i] &- 4 &* s[i - 1] &+ 6 &* s[i - 2] &- 4 &* s[i - 3] &+ s[i - 4]) }
             }
-            return lo > Int64(Int32.min) && hi <= Int64(Int32.max)
+            return outside == 0
         }
     }
 
@@ -214,26 +223,31 @@ final class FLACSubframeEncoder {
             c.withUnsafeBufferPointer { cp in
                 let r = rp.baseAddress!, k = cp.baseAddress!
                 let sh = Int64(shift)
-                var lo: Int64 = 0, hi: Int64 = 0
+                var outside = 0
                 if order <= 8 {
                     // Terms past the order have zero coefficients; the history before the
                     // block start is never read because i − 1 − j ≥ 0 for j < order ≤ i.
-                    let c0 = k[0], c1 = k[1], c2 = k[2], c3 = k[3], c4 = k[4], c5 = k[5], c6 = k[6], c7 = k[7]
+                    // The first samples with the order's own terms; from sample 8 on all
+                    // eight terms, those past the order with zero coefficients, so the loop
+                    // has no branches.
                     var i = order
-                    while i < n {
-                        let h = s + (i - 1)
-                        var sum = c0 &* h[0]
-                        if order > 1 { sum &+= c1 &* h[-1] }
-                        if order > 2 { sum &+= c2 &* h[-2] }
-                        if order > 3 { sum &+= c3 &* h[-3] }
-                        if order > 4 { sum &+= c4 &* h[-4] }
-                        if order > 5 { sum &+= c5 &* h[-5] }
-                        if order > 6 { sum &+= c6 &* h[-6] }
-                        if order > 7 { sum &+= c7 &* h[-7] }
+                    while i < min(8, n) {
+                        var sum: Int64 = 0
+                        for j in 0..<order { sum &+= k[j] &* s[i - 1 - j] }
                         let v = s[i] &- (sum &>> sh)
-                        lo = min(lo, v); hi = max(hi, v)
+                        outside &+= FLACSubframeEncoder.outside32(v)
                         r[i] = Int32(truncatingIfNeeded: v)
                         i += 1
+                    }
+                    let c0 = k[0], c1 = k[1], c2 = k[2], c3 = k[3], c4 = k[4], c5 = k[5], c6 = k[6], c7 = k[7]
+                    while i < n {
+                        let h = s + (i &- 8)
+                        let sum = c7 &* h[0] &+ c6 &* h[1] &+ c5 &* h[2] &+ c4 &* h[3]
+                            &+ c3 &* h[4] &+ c2 &* h[5] &+ c1 &* h[6] &+ c0 &* h[7]
+                        let v = s[i] &- (sum &>> sh)
+                        outside &+= FLACSubframeEncoder.outside32(v)
+                        r[i] = Int32(truncatingIfNeeded: v)
+                        i &+= 1
                     }
                 } else {
                     for i in order..<n {
@@ -241,13 +255,20 @@ final class FLACSubframeEncoder {
                         var sum: Int64 = 0
                         for j in 0..<order { sum &+= k[j] &* h[-j] }
                         let v = s[i] &- (sum &>> sh)
-                        lo = min(lo, v); hi = max(hi, v)
+                        outside &+= FLACSubframeEncoder.outside32(v)
                         r[i] = Int32(truncatingIfNeeded: v)
                     }
                 }
-                return lo > Int64(Int32.min) && hi <= Int64(Int32.max)
+                return outside == 0
             }
         }
+    }
+
+    /// 1 when a residual lies outside −(2^31 − 1)...2^31 − 1, the values a 32-bit decoder
+    /// holds and negates safely; else 0. No branch.
+    @inline(__always)
+    static func outside32(_ v: Int64) -> Int {
+        UInt64(bitPattern: v &+ 0x7FFF_FFFF) > 0xFFFF_FFFE ? 1 : 0
     }
 
     // MARK: Rice coding
@@ -261,18 +282,21 @@ final class FLACSubframeEncoder {
         var sums = [UInt64](repeating: 0, count: 1 << top)
         var maxima = [UInt32](repeating: 0, count: 1 << top)
         residual.withUnsafeBufferPointer { rp in
+          folded.withUnsafeMutableBufferPointer { fp in
             let size = n >> top
             for part in 0..<(1 << top) {
                 var sum: UInt64 = 0, most: UInt32 = 0
                 for i in max(order, part * size)..<((part + 1) * size) {
                     let v = rp[i]
                     let u = UInt32(bitPattern: (v &<< 1) ^ (v &>> 31))
+                    fp[i] = u
                     sum &+= UInt64(u)
                     most = max(most, u)
                 }
                 sums[part] = sum
                 maxima[part] = most
             }
+          }
         }
         let maxParameter = 30
         var bestBits = Int.max
@@ -330,7 +354,7 @@ final class FLACSubframeEncoder {
         var p = plan
         let parts = 1 << p.partitionOrder, size = n >> p.partitionOrder
         var total = 6
-        residual.withUnsafeBufferPointer { rp in
+        folded.withUnsafeBufferPointer { fp in
             for part in 0..<parts {
                 let start = max(order, part * size), end = (part + 1) * size, count = end - start
                 let k0 = p.parameters[part]
@@ -338,16 +362,20 @@ final class FLACSubframeEncoder {
                     total += 5 + count * (-k0 - 1)
                     continue
                 }
+                // Σ⌊u/2^k⌋ for the three parameters around the estimate, in one pass.
+                let low = max(0, min(k0 - 1, maxParameter - 2))
+                var q0: UInt64 = 0, q1: UInt64 = 0, q2: UInt64 = 0
+                let k = UInt32(low)
+                for i in start..<end {
+                    let u = fp[i] >> k
+                    q0 &+= UInt64(u)
+                    q1 &+= UInt64(u >> 1)
+                    q2 &+= UInt64(u >> 2)
+                }
                 var bestK = k0, bestCost = Int.max
-                for k in max(0, k0 - 1)...min(maxParameter, k0 + 1) {
-                    var q = 0
-                    let kk = UInt32(k)
-                    for i in start..<end {
-                        let v = rp[i]
-                        q &+= Int(UInt32(bitPattern: (v &<< 1) ^ (v &>> 31)) >> kk)
-                    }
-                    let cost = q + count * (k + 1)
-                    if cost < bestCost { bestCost = cost; bestK = k }
+                for (j, q) in [q0, q1, q2].enumerated() {
+                    let cost = Int(q) + count * (low + j + 1)
+                    if cost < bestCost { bestCost = cost; bestK = low + j }
                 }
                 p.parameters[part] = bestK
                 total += bestCost
@@ -385,7 +413,7 @@ final class FLACSubframeEncoder {
         }
         shifted.withUnsafeMutableBufferPointer { sp in
             let s = sp.baseAddress!
-            for i in 0..<n { s[i] = x[i] >> Int64(plan.wasted) }
+            for i in 0..<n { s[i] = x[i] &>> Int64(plan.wasted) }
             for i in 0..<plan.order { w.writeSigned(s[i], bits: b) }
             if plan.kind == .fixed {
                 _ = fixedResidual(s, n, order: plan.order)
