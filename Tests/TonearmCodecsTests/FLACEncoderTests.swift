@@ -129,10 +129,34 @@ final class FLACEncoderTests: XCTestCase {
                 XCTAssertEqual(Array(info.suffix(16)), expectedMD5, "\(name) level \(level)")
                 let total = info[13...17].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } & 0xF_FFFF_FFFF
                 XCTAssertEqual(Int(total), pcm.buffer.frameLength, name)
+                if level == 5 { try checkWithReferenceFLAC(e, pcm, name) }
                 let sizes = e.descriptions.map { Int($0.dataByteSize) }
                 XCTAssertEqual(Int(info[4]) << 16 | Int(info[5]) << 8 | Int(info[6]), sizes.min(), name)
                 XCTAssertEqual(Int(info[7]) << 16 | Int(info[8]) << 8 | Int(info[9]), sizes.max(), name)
             }
+        }
+    }
+
+    /// Writes the stream as a .flac file (the cookie set again after the packets), then has
+    /// `flac -t` test it and, at whole-byte depths, `flac -d` decode it to the source's
+    /// samples; does nothing without flac.
+    func checkWithReferenceFLAC(_ e: EncodedFLAC, _ pcm: SourcePCM, _ name: String) throws {
+        guard let flac = which("flac") else { return }
+        let path = makeTemporaryDirectory() + "/out.flac"
+        let file = try AudioFile.create(path: path, type: .flac, format: e.format, flags: .eraseFile)
+        try file.setProperty(.magicCookieData, .data(e.cookie))
+        try file.writePackets(e.packets, count: e.descriptions.count, descriptions: e.descriptions, startingAt: 0)
+        try file.setProperty(.magicCookieData, .data(e.cookie))
+        try file.close()
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: flac)
+        p.arguments = ["-s", "-t", path]
+        try p.run()
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0, "\(name): flac -t")
+        if pcm.bits % 8 == 0 {
+            let raw = try runToolData(flac, ["-s", "-d", "-c", "--force-raw-format", "--endian=little", "--sign=signed", path])
+            XCTAssertTrue(raw == pcm.rawBytes, "\(name): flac -d gives the source's samples")
         }
     }
 

@@ -140,6 +140,8 @@ final class FLACWriterTests: XCTestCase {
 
         // The parser reads the file the same in any pieces.
         XCTAssertNil(dripFeedMismatch(bytes))
+        // Damaged copies fail with errors, never a crash.
+        XCTAssertEqual(exerciseDamaged(bytes).problems, [])
 
         // And the decoded samples are the source's.
         let decoder = try FLACDecoder(format: p.dataFormat!, magicCookie: p.magicCookie, output: .int32)
