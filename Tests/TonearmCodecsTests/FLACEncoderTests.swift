@@ -241,15 +241,15 @@ final class FLACEncoderTests: XCTestCase {
 
     /// Signals that call for each subframe type: silence (constant), samples with zero low
     /// bits (wasted bits), white noise at full scale (verbatim or escapes), a ramp (fixed),
-    /// and an odd-length stream in blocks of 16 and 65535; all decode to the source, and the
-    /// subframe types appear where they should.
+    /// in blocks of 16, 4096 and 65535, each with a shorter last block; all decode to the
+    /// source, and the subframe types appear where they should.
     func testSubframeKindsAndBlockSizes() throws {
         var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
         func noise() -> Int32 {
             seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return Int32(truncatingIfNeeded: seed >> 32)
         }
-        let n = 20000
+        let n = 20001  // a last block of one sample in blocks of 16
         let cases: [(String, Int, (Int, Int) -> Int32)] = [
             ("silence", 16, { _, _ in 0 }),
             ("wasted", 24, { i, c in Int32((i * 37 + c * 11) % 500 - 250) << 20 }),
