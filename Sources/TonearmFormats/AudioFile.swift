@@ -154,6 +154,9 @@ public final class AudioFile {
 
     /// Sets a property of a file being written (`AudioFileSetProperty`): the channel layout,
     /// magic cookie, info dictionary, packet table info or markers. Anything else answers 'nope'.
+    /// The layout and cookie go into the header, so they must come before the first packet,
+    /// except a FLAC file's cookie: an encoder's STREAMINFO is final only after its last
+    /// packet, and `close()` writes the cookie set last.
     public func setProperty(_ id: AudioFilePropertyID, _ value: PropertyValue) throws(AudioError) {
         try checkOpen()
         guard var s = writerState else { throw AudioError(.permissions, "the file is open for reading only") }
