@@ -11,6 +11,10 @@ protocol ResamplerSample: BinaryFloatingPoint {
     static func dotPair(_ c: UnsafePointer<Self>, _ x: UnsafePointer<Self>, _ y: UnsafePointer<Self>, _ n: Int) -> (Self, Self)
     /// (Σ c[i]·x[i], Σ d[i]·x[i]) in one pass, n a multiple of 8.
     static func dot2(_ c: UnsafePointer<Self>, _ d: UnsafePointer<Self>, _ x: UnsafePointer<Self>, _ n: Int) -> (Self, Self)
+    /// ``dot2(_:_:_:_:)`` for two channels, loading the taps once; each channel summed as
+    /// ``dot2(_:_:_:_:)`` sums it.
+    static func dot2Pair(_ c: UnsafePointer<Self>, _ d: UnsafePointer<Self>, _ x: UnsafePointer<Self>, _ y: UnsafePointer<Self>,
+                         _ n: Int) -> (Self, Self, Self, Self)
 }
 
 // The summation order depends only on the tap index, never on where a chunk boundary or an
@@ -76,7 +80,38 @@ extension Float: ResamplerSample {
     }
 }
 
+extension Float {
+    @inline(__always)
+    static func dot2Pair(_ c: UnsafePointer<Float>, _ d: UnsafePointer<Float>, _ x: UnsafePointer<Float>, _ y: UnsafePointer<Float>,
+                         _ n: Int) -> (Float, Float, Float, Float)
+    {
+        let cr = UnsafeRawPointer(c), dr = UnsafeRawPointer(d), xr = UnsafeRawPointer(x), yr = UnsafeRawPointer(y)
+        var a = SIMD8<Float>(), b = SIMD8<Float>(), e = SIMD8<Float>(), f = SIMD8<Float>()
+        var i = 0
+        while i < n {
+            let cv = cr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+            let dv = dr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+            let v = xr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+            let w = yr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+            a += cv * v
+            b += dv * v
+            e += cv * w
+            f += dv * w
+            i += 8
+        }
+        return (a.sum(), b.sum(), e.sum(), f.sum())
+    }
+}
+
 extension Double: ResamplerSample {
+    @inline(__always)
+    static func dot2Pair(_ c: UnsafePointer<Double>, _ d: UnsafePointer<Double>, _ x: UnsafePointer<Double>, _ y: UnsafePointer<Double>,
+                         _ n: Int) -> (Double, Double, Double, Double)
+    {
+        let (a, b) = dot2(c, d, x, n), (e, f) = dot2(c, d, y, n)
+        return (a, b, e, f)
+    }
+
     @inline(__always) var float: Float { Float(self) }
 
     @inline(__always)
@@ -96,7 +131,19 @@ extension Double: ResamplerSample {
 
     @inline(__always)
     static func dotPair(_ c: UnsafePointer<Double>, _ x: UnsafePointer<Double>, _ y: UnsafePointer<Double>, _ n: Int) -> (Double, Double) {
-        (dot(c, x, n), dot(c, y, n))
+        let cr = UnsafeRawPointer(c), xr = UnsafeRawPointer(x), yr = UnsafeRawPointer(y)
+        var a0 = SIMD4<Double>(), a1 = SIMD4<Double>(), b0 = SIMD4<Double>(), b1 = SIMD4<Double>()
+        var i = 0
+        while i < n {
+            let c0 = cr.loadUnaligned(fromByteOffset: i * 8, as: SIMD4<Double>.self)
+            let c1 = cr.loadUnaligned(fromByteOffset: i * 8 + 32, as: SIMD4<Double>.self)
+            a0 += c0 * xr.loadUnaligned(fromByteOffset: i * 8, as: SIMD4<Double>.self)
+            b0 += c0 * yr.loadUnaligned(fromByteOffset: i * 8, as: SIMD4<Double>.self)
+            a1 += c1 * xr.loadUnaligned(fromByteOffset: i * 8 + 32, as: SIMD4<Double>.self)
+            b1 += c1 * yr.loadUnaligned(fromByteOffset: i * 8 + 32, as: SIMD4<Double>.self)
+            i += 8
+        }
+        return ((a0 + a1).sum(), (b0 + b1).sum())
     }
 
     @inline(__always)
@@ -321,11 +368,15 @@ final class ResamplerEngine<T: ResamplerSample> {
         }
         guard k > 0 else { return 0 }
         var c = 0
-        if mode == .exact {
+        if mode != .linear {
             // Pairs of channels share each load of the taps.
             while c + 2 <= channels {
-                runExactPair(UnsafePointer(history + c * capacity), UnsafePointer(history + (c + 1) * capacity),
-                             outputs[c] + offset, outputs[c + 1] + offset, k)
+                let h0 = UnsafePointer(history + c * capacity), h1 = UnsafePointer(history + (c + 1) * capacity)
+                if mode == .exact {
+                    runExactPair(h0, h1, outputs[c] + offset, outputs[c + 1] + offset, k)
+                } else {
+                    runInterpolatedPair(h0, h1, outputs[c] + offset, outputs[c + 1] + offset, k)
+                }
                 c += 2
             }
         }
@@ -380,6 +431,26 @@ final class ResamplerEngine<T: ResamplerSample> {
             let base = t + row * 2 * n
             let (a, b) = T.dot2(base, base + n, h + s, n)
             out[i] = (a + T(frac) * b).float
+            s += stepWhole
+            p += stepPhase
+            if p >= l { p -= l; s += 1 }
+        }
+    }
+
+    private func runInterpolatedPair(_ h0: UnsafePointer<T>, _ h1: UnsafePointer<T>,
+                                     _ out0: UnsafeMutablePointer<Float>, _ out1: UnsafeMutablePointer<Float>, _ k: Int)
+    {
+        var s = start, p = phase
+        let n = taps, t = UnsafePointer(table), last = finePhases - 1
+        for i in 0..<k {
+            let x = Double(p) * phaseScale
+            var row = Int(x)
+            var frac = x - Double(row)
+            if row > last { row = last; frac = 1 }
+            let base = t + row * 2 * n
+            let (a, b, e, f) = T.dot2Pair(base, base + n, h0 + s, h1 + s, n)
+            out0[i] = (a + T(frac) * b).float
+            out1[i] = (e + T(frac) * f).float
             s += stepWhole
             p += stepPhase
             if p >= l { p -= l; s += 1 }

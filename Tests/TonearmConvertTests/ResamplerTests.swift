@@ -239,7 +239,8 @@ final class ResamplerTests: XCTestCase {
         XCTAssertEqual(try resample(odd, [[Float](repeating: 0, count: 10000)])[0].count, 10874)
     }
 
-    /// Any chunking, one frame at a time or random sizes, gives bit-identical output.
+    /// Any chunking, one frame at a time or random sizes, gives bit-identical output, and a
+    /// channel comes out the same alone as beside others.
     func testChunkInvariance() throws {
         var rng = SeededGenerator(seed: 42)
         let configs: [(Double, Double, SampleRateConverterComplexity, Int)] = [
@@ -248,12 +249,17 @@ final class ResamplerTests: XCTestCase {
             (44100, 48000, .linear, 0x60), (44100, 44100, .normal, 0x60),
         ]
         for (inRate, outRate, complexity, quality) in configs {
-            let n = 3000
-            let x = (0..<2).map { c in (0..<n).map { _ in Float.random(in: -1...1, using: &rng) * (c == 0 ? 1 : 0.5) } }
-            let whole = try resample(try Resampler(inputRate: inRate, outputRate: outRate, channels: 2, complexity: complexity, quality: quality), x)
+            let n = 2000
+            // Three channels: a pair that shares the taps' loads, and one alone.
+            let x = (0..<3).map { c in (0..<n).map { _ in Float.random(in: -1...1, using: &rng) / Float(c + 1) } }
+            let whole = try resample(try Resampler(inputRate: inRate, outputRate: outRate, channels: 3, complexity: complexity, quality: quality), x)
+            for c in [0, 2] {
+                let mono = try resample(try Resampler(inputRate: inRate, outputRate: outRate, channels: 1, complexity: complexity, quality: quality), [x[c]])
+                XCTAssertEqual(mono[0].map(\.bitPattern), whole[c].map(\.bitPattern), "channel \(c) alone")
+            }
             let patterns: [[Int]] = [[1], [7], [4096], (0..<50).map { _ in Int.random(in: 1...900, using: &rng) }]
             for chunks in patterns {
-                let r = try Resampler(inputRate: inRate, outputRate: outRate, channels: 2, complexity: complexity, quality: quality)
+                let r = try Resampler(inputRate: inRate, outputRate: outRate, channels: 3, complexity: complexity, quality: quality)
                 let y = try resample(r, x, chunks: chunks)
                 XCTAssertEqual(y.map { $0.map(\.bitPattern) }, whole.map { $0.map(\.bitPattern) },
                                "\(complexity.fourCC) \(inRate)→\(outRate) chunks \(chunks.prefix(3))")
@@ -345,6 +351,38 @@ final class ResamplerTests: XCTestCase {
         XCTAssertThrowsError(try r.flush(into: tiny)) { e in XCTAssertEqual((e as? AudioError)?.code, .invalidOutputSize) }
         try r.flush(into: big)
         XCTAssertEqual(big.frameLength, 109)
+    }
+
+    // MARK: Oracle
+
+    /// Against sox's `rate -v` (a different, linear-phase design that also compensates its
+    /// delay): three tones up to 15 kHz resampled both ways agree to better than −100 dB
+    /// (measured −121 and −122 dB), sample for sample, so neither is shifted against the other.
+    func testAgreesWithSox() throws {
+        guard let sox = which("sox") else { throw XCTSkip("sox is not installed") }
+        let dir = makeTemporaryDirectory()
+        for (inRate, outRate) in [(48000.0, 44100.0), (44100, 48000)] {
+            let x = tones([(997, 0.3), (5000, 0.3), (15000, 0.3)], rate: inRate, count: 12000)
+            var raw = [UInt8]()
+            for v in x { withUnsafeBytes(of: v.bitPattern.littleEndian) { raw += $0 } }
+            let path = dir + "/tones-\(Int(inRate)).f32"
+            try writeWholeFile(path, raw)
+            let bytes = try runToolData(sox, ["-D", "-t", "f32", "-r", String(Int(inRate)), "-c", "1", path,
+                                              "-t", "f32", "-", "rate", "-v", String(Int(outRate))])
+            let theirs = stride(from: 0, to: bytes.count - 3, by: 4).map {
+                Float(bitPattern: UInt32(bytes[$0]) | UInt32(bytes[$0 + 1]) << 8 | UInt32(bytes[$0 + 2]) << 16 | UInt32(bytes[$0 + 3]) << 24)
+            }
+            let ours = try resample(try Resampler(inputRate: inRate, outputRate: outRate, channels: 1, complexity: .mastering), [x])[0]
+            XCTAssertEqual(ours.count, (12000 * Int(outRate) + Int(inRate) - 1) / Int(inRate))
+            XCTAssertGreaterThan(theirs.count, 9000)
+            var error = 0.0, signal = 0.0
+            for k in 1000..<9000 {
+                error += Double(ours[k] - theirs[k]) * Double(ours[k] - theirs[k])
+                signal += Double(theirs[k]) * Double(theirs[k])
+            }
+            let level = 10 * log10(max(error, 1e-30) / signal)
+            XCTAssertLessThan(level, -100, "\(inRate)→\(outRate): \(level) dB from sox")
+        }
     }
 
     func testComplexityFourCC() {
