@@ -172,6 +172,11 @@ public final class Resampler {
             }
             scale *= 10
         }
+        if l == m {
+            // Rates equal to 10^-6 Hz (44100 against 44100.0000001): a copy too.
+            engine = .copy
+            return
+        }
         let spec = ResamplerFilterSpec.make(complexity, quality: quality)
         let ratio = outputRate / inputRate
         if complexity == .linear {

@@ -311,6 +311,10 @@ final class ResamplerTests: XCTestCase {
         let x: [[Float]] = [[1, -0.5, 0.25, .leastNonzeroMagnitude], [0, 1, 2, 3]]
         XCTAssertEqual(try resample(r, x, chunks: [3]), x)
         XCTAssertEqual(r.maximumOutputFrames(forInputFrames: 10), 10)
+        // Within 10^-6 Hz the rates count as equal.
+        let near = try Resampler(inputRate: 44100, outputRate: 44100.0000001, channels: 2, complexity: .mastering)
+        XCTAssertEqual(near.filterLength, 0)
+        XCTAssertEqual(try resample(near, x, chunks: [1]), x)
     }
 
     // MARK: Refusals
