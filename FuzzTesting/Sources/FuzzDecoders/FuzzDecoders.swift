@@ -28,6 +28,11 @@ private struct Input {
 
 private func description(_ input: inout Input, codec: UInt8, channels: UInt32) -> StreamDescription {
     switch codec % 7 {
+    case 6 where codec & 0x40 != 0:
+        // ALAC: one frame a packet, described; the cookie comes from the input or is built
+        // from the next bytes (a sane frame length and depth, the rest as given).
+        return StreamDescription(sampleRate: 44100, formatID: .appleLossless, bytesPerPacket: 0, framesPerPacket: 0,
+                                 bytesPerFrame: 0, channelsPerFrame: channels, bitsPerChannel: 0)
     case 6:
         // FLAC: one frame a packet, described; the cookie comes from the input (or none).
         return StreamDescription(sampleRate: 44100, formatID: .flac, bytesPerPacket: 0, framesPerPacket: 0, bytesPerFrame: 0,
@@ -109,7 +114,15 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let perCall = Int(input.byte() & 31) + 1
     let format = description(&input, codec: codec, channels: channels)
     let cookieLength = Int(input.byte())
-    let cookie: [UInt8]? = cookieLength < 200 ? nil : input.take(cookieLength - 200)
+    var cookie: [UInt8]? = cookieLength < 200 ? nil : input.take(cookieLength - 200)
+    if format.formatID == .appleLossless && cookie == nil {
+        // An ALACSpecificConfig: frame length 1...4096, depth 16/20/24/32, pb, mb, kb as given.
+        let length = input.u16() % 4096 + 1
+        let depth = UInt8([16, 20, 24, 32][Int(input.byte() & 3)])
+        let pb = input.byte(), mb = input.byte(), kb = input.byte()
+        cookie = [0, 0, UInt8(length >> 8), UInt8(length & 0xFF), 0, depth, pb, mb, kb, UInt8(channels), 0, 255]
+            + [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xAC, 0x44]
+    }
     let payload = input.rest
 
     guard let decoder = try? CodecRegistry.makeDecoder(for: format, magicCookie: cookie, output: output),
@@ -123,6 +136,30 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     var bytesPerPacket = Int(f.bytesPerPacket)
     if f.formatID == .linearPCM || f.formatID == .uLaw || f.formatID == .aLaw {
         if !f.isInterleaved { bytesPerPacket *= Int(channels) }  // a frame across the planes
+    }
+    if f.formatID == .appleLossless {
+        // Frames of varying size: a count (at most 16), that many 16-bit sizes, then the
+        // frames (the .ci/run seeds are real ALAC packets in this form).
+        var d: [PacketDescription] = []
+        var sizes = payload.makeIterator()
+        let count = Int(sizes.next() ?? 0) % 16 + 1
+        var offset = 1 + 2 * count
+        let most = max(1, min(16, (1 << 22) / (decoder.maximumFramesPerPacket * Int(channels))))
+        for _ in 0..<min(count, most) {
+            let n = Int(sizes.next() ?? 0) | Int(sizes.next() ?? 0) << 8
+            guard offset < payload.count else { break }
+            let size = min(n, payload.count - offset)
+            d.append(PacketDescription(startOffset: Int64(offset), dataByteSize: UInt32(size)))
+            offset += size
+        }
+        guard !d.isEmpty else { return 0 }
+        let calls = min(d.count, perCall)
+        let a = decodeAll(decoder, payload, packets: d.count, bytesPerPacket: 0, perCall: calls, descriptions: d,
+                          output: output, interleaved: true)
+        let b = decodeAll(twin, payload, packets: d.count, bytesPerPacket: 0, perCall: calls, descriptions: d,
+                          output: output, interleaved: false)
+        precondition(a == b, "interleaved and planar output differ")
+        return 0
     }
     if f.formatID == .flac {
         // Frames of varying size: take a size from the first two bytes, at most 64 frames.
