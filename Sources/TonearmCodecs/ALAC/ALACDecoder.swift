@@ -30,6 +30,8 @@ public final class ALACDecoder: AudioDecoder {
     private var lowBits: [UInt32]
     /// The packet being decoded, with 16 zero bytes after it for the Golomb reader's loads.
     private var packetBytes: [UInt8] = []
+    /// The predictor coefficients of the element being decoded, 32 a channel, oldest tap first.
+    private var coefficients = [Int32](repeating: 0, count: 64)
 
     public init(format: StreamDescription, magicCookie: [UInt8]?, output: PCMBuffer.CommonFormat) throws(AudioError) {
         guard format.formatID == .appleLossless else {
@@ -203,7 +205,6 @@ public final class ALACDecoder: AudioDecoder {
         // Per channel: mode (4), quantisation (4), history factor (3), order (5), then the
         // coefficients, newest tap first; kept oldest first for the predictor.
         var modes = (0, 0), shifts = (0, 0), factors = (UInt32(0), UInt32(0)), orders = (0, 0)
-        var coefficients = [Int32](repeating: 0, count: 64)
         for c in 0..<n {
             guard let f = r.read(16) else { throw bad("a predictor header cut short") }
             let mode = Int(f >> 12), shift = Int((f >> 8) & 15), factor = UInt32((f >> 5) & 7), order = Int(f & 31)
