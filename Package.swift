@@ -25,6 +25,7 @@ let package = Package(
         .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore"]),
         .testTarget(name: "TonearmFormatsTests", dependencies: ["Tonearm", "TonearmTestSupport"]),
         .testTarget(name: "TonearmCodecsTests", dependencies: ["Tonearm", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmConvertTests", dependencies: ["TonearmConvert", "TonearmTestSupport"]),
         .testTarget(name: "TonearmCLITests", dependencies: ["TonearmCLI", "Tonearm", "TonearmTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
