@@ -9,10 +9,11 @@ extension CodecRegistry {
         let dviIMA: Factory = DVIIntelIMADecoder.make
         let msADPCM: Factory = MSADPCMDecoder.make
         let flac: Factory = FLACDecoder.make
-        return [pcm, g711, ima4, dviIMA, msADPCM, flac]
+        let alac: Factory = ALACDecoder.make
+        return [pcm, g711, ima4, dviIMA, msADPCM, flac, alac]
     }
 
     static let builtinDecodableFormats: [AudioFormatID] = [
-        .linearPCM, .uLaw, .aLaw, .appleIMA4, .dviIntelIMA, .microsoftADPCM, .flac,
+        .linearPCM, .uLaw, .aLaw, .appleIMA4, .dviIntelIMA, .microsoftADPCM, .flac, .appleLossless,
     ]
 }

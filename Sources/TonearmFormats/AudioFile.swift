@@ -165,7 +165,9 @@ public final class AudioFile {
             }
             s.channelLayout = l
         case (.magicCookieData, .data(let d)):
-            guard !headerWritten else { throw AudioError(.illegalOperation, "set the magic cookie before writing packets") }
+            guard !headerWritten || writer?.rewritesMagicCookie == true else {
+                throw AudioError(.illegalOperation, "set the magic cookie before writing packets")
+            }
             s.magicCookie = d
         case (.infoDictionary, .info(let i)): s.info = i
         case (.packetTableInfo, .packetTableInfo(let t)): s.packetTableInfo = t

@@ -37,6 +37,13 @@ public protocol FormatWriter: AnyObject {
     func header(_ state: WriterState) throws(AudioError) -> [UInt8]
     /// Called by `close()`: patches sizes and appends what follows the audio (metadata).
     func finish(_ state: WriterState, handle: POSIXFile) throws(AudioError)
+    /// Whether the magic cookie may still change after the header is written, because
+    /// `finish` rewrites it (FLAC's STREAMINFO, final only once the encoder is done).
+    var rewritesMagicCookie: Bool { get }
+}
+
+extension FormatWriter {
+    public var rewritesMagicCookie: Bool { false }
 }
 
 /// Checks that a format is linear PCM, G.711 or (where allowed) IMA4 and that the writer

@@ -3,6 +3,9 @@
 // BENCHMARKS.md. Run with `swift run -c release tonearm-bench [--quick] [--runs N] [--only TEXT]`.
 import Foundation
 
+// `tonearm-bench encode-flac IN OUT [LEVEL]` is the encoder side of the FLAC cases below.
+if CommandLine.arguments.dropFirst().first == "encode-flac" { exit(encodeFLACMain(Array(CommandLine.arguments.dropFirst(2)))) }
+
 struct Case {
     let name: String
     let ours: [String]
@@ -96,6 +99,7 @@ let m4aFragmented = make("aac-frag-\(seconds)s.mp4", ["-c:a", "aac", "-b:a", "12
                                                        "-frag_duration", "2000000"])
 let flac = make("flac-\(seconds)s.flac", ["-c:a", "flac"])
 let flac16 = make("flac16-\(seconds)s.flac", ["-sample_fmt", "s16", "-c:a", "flac"])
+let alac16 = make("alac16-\(seconds)s.m4a", ["-sample_fmt", "s16p", "-c:a", "alac"])
 let out = "\(work)/out"
 /// `compare`: both print the packet count. Not for PCM, where Apple's packet is one frame
 /// and ffprobe counts the blocks it reads.
@@ -121,9 +125,17 @@ var cases = [
 cases.append(Case(name: "decode FLAC 16-bit → s16, \(seconds / 60) min", ours: [tonearm, "convert", flac16, out + "-flac.wav", "-d", "LEI16"],
                   reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", flac16, "-f", "s16le", out + "-flac.raw"],
                   referenceName: "ffmpeg -f s16le"))
+cases.append(Case(name: "decode ALAC 16-bit M4A → s16, \(seconds / 60) min", ours: [tonearm, "convert", alac16, out + "-alac.wav", "-d", "LEI16"],
+                  reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", alac16, "-f", "s16le", out + "-alac.raw"],
+                  referenceName: "ffmpeg -f s16le"))
 if let flacTool {
     cases.append(Case(name: "decode FLAC 16-bit → s16, \(seconds / 60) min", ours: [tonearm, "convert", flac16, out + "-flac.wav", "-d", "LEI16"],
                       reference: [flacTool, "-s", "-d", "-f", "-o", out + "-flac-ref.wav", flac16], referenceName: "flac -d"))
+}
+if let flacTool {
+    cases.append(Case(name: "encode FLAC -5 from s16 WAV, \(seconds / 60) min",
+                      ours: [CommandLine.arguments[0], "encode-flac", wav, out + "-enc.flac", "5"],
+                      reference: [flacTool, "-5", "-s", "-f", "-o", out + "-enc-ref.flac", wav], referenceName: "flac -5 -f"))
 }
 if let only { cases = cases.filter { $0.name.contains(only) } }
 

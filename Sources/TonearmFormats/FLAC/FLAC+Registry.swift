@@ -5,7 +5,8 @@ extension FormatRegistry {
     static func flacTypes() -> [FileTypeInfo] {
         [
             FileTypeInfo(type: .flac, name: "FLAC", extensions: ["flac"], mimeTypes: ["audio/flac", "audio/x-flac"],
-                         utis: ["org.xiph.flac"], magic: flacMagic, readsLeadingID3v2: true, parser: { FLACParser() }),
+                         utis: ["org.xiph.flac"], writableFormats: [.flac], magic: flacMagic, readsLeadingID3v2: true,
+                         parser: { FLACParser() }, writer: { f throws(AudioError) in try FLACWriter(format: f) }),
         ]
     }
 

@@ -71,8 +71,7 @@ public struct VorbisComment: Sendable, Equatable {
     /// A comment structure from an InfoDictionary, for writers.
     public init(vendor: String, info: InfoDictionary) {
         self.vendor = vendor
-        let names = Dictionary(VorbisComment.appleKeys.map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
-        fields = info.map { (names[$0.key] ?? $0.key.uppercased(), $0.value) }
+        fields = info.map { (VorbisComment.vorbisNames[$0.key] ?? $0.key.uppercased(), $0.value) }
     }
 
     public init(vendor: String, fields: [(name: String, value: String)]) {
@@ -92,6 +91,10 @@ public struct VorbisComment: Sendable, Equatable {
         "COMPOSER": InfoDictionary.composer, "COPYRIGHT": InfoDictionary.copyright,
         "ENCODER": InfoDictionary.encodingApplication,
     ]
+
+    /// ``appleKeys`` reversed, one name per key (comments are COMMENT, not DESCRIPTION).
+    static let vorbisNames: [String: String] = Dictionary(
+        appleKeys.filter { $0.key != "DESCRIPTION" }.map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
 }
 
 /// A FLAC PICTURE block (also carried base64-encoded in Vorbis comments).

@@ -1,0 +1,452 @@
+import TonearmCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How one subframe will be coded (RFC 9639 §9.2), and what it costs.
+struct FLACSubframePlan {
+    enum Kind { case constant, verbatim, fixed, lpc }
+    var kind: Kind
+    /// Bits of the subframe, header included.
+    var bits: Int
+    /// Zero bits at the bottom of every sample, left out (§9.2.2).
+    var wasted = 0
+    var order = 0
+    var coefficients: [Int32] = []
+    var precision = 0
+    var shift = 0
+    var rice = FLACRicePlan()
+}
+
+/// A residual's coding (§9.2.7): the partition order and, per partition, a Rice parameter
+/// (≥ 0) or an escape to plain `-(p + 1)`-bit values (p < 0).
+struct FLACRicePlan {
+    var partitionOrder = 0
+    /// 5-bit parameters (Rice2), for parameters above 14.
+    var rice2 = false
+    var parameters: [Int] = []
+}
+
+/// The search settings of one compression level.
+struct FLACSearch {
+    var maxLPCOrder: Int
+    var maxPartitionOrder: Int
+    var windows: [FLACLPC.Window]
+    /// LPC orders tried exactly per window, best estimates first.
+    var orderCandidates: Int
+    /// Fixed predictor orders tried exactly, best estimates first.
+    var fixedCandidates: Int
+}
+
+/// Chooses and writes subframes. Holds the working buffers of one block so that encoding
+/// allocates nothing per sample.
+final class FLACSubframeEncoder {
+    let search: FLACSearch
+    let blockSize: Int
+    /// The samples without their wasted bits.
+    private var shifted: [Int64]
+    private var residual: [Int32]
+    /// The residual folded to unsigned (0, −1, 1, … → 0, 1, 2, …), for the Rice costs.
+    private var folded: [UInt32]
+    private var windowed: [Double]
+    /// Each window's weights for a whole block, and their sum of squares.
+    private var windows: [FLACLPC.Window: (weights: [Double], energy: Double)] = [:]
+    private var autocorrelation: [Double] = []
+
+    init(blockSize: Int, search: FLACSearch) {
+        self.blockSize = blockSize
+        self.search = search
+        shifted = [Int64](repeating: 0, count: blockSize)
+        residual = [Int32](repeating: 0, count: blockSize)
+        folded = [UInt32](repeating: 0, count: blockSize)
+        windowed = [Double](repeating: 0, count: blockSize)
+    }
+
+    private func weights(_ w: FLACLPC.Window, _ n: Int) -> (weights: [Double], energy: Double) {
+        if n == blockSize, let cached = windows[w] { return cached }
+        let made = w.weights(n)
+        let result = (made, made.reduce(0.0) { $0 + $1 * $1 })
+        if n == blockSize { windows[w] = result }
+        return result
+    }
+
+    // MARK: Choosing
+
+    /// The cheapest coding this encoder finds for `n` samples of `bits` bits at `x`.
+    func plan(_ x: UnsafePointer<Int64>, count n: Int, bits: Int) -> FLACSubframePlan {
+        let verbatim = FLACSubframePlan(kind: .verbatim, bits: 8 + n * bits)
+        guard n > 0 else { return verbatim }
+        var or: Int64 = 0, differs: Int64 = 0
+        let first = x[0]
+        for i in 0..<n {
+            or |= x[i]
+            differs |= x[i] ^ first
+        }
+        if differs == 0 { return FLACSubframePlan(kind: .constant, bits: 8 + bits) }
+        let wasted = or == 0 ? 0 : or.trailingZeroBitCount
+        let b = bits - wasted
+        var best = FLACSubframePlan(kind: .verbatim, bits: 8 + wasted + n * b, wasted: wasted)
+        return shifted.withUnsafeMutableBufferPointer { sp in
+            let s = sp.baseAddress!
+            for i in 0..<n { s[i] = x[i] &>> Int64(wasted) }
+            let header = 8 + wasted
+            // Fixed predictors, the orders with the smallest sum of absolute residuals.
+            if n > 4 {
+                for order in fixedOrdersByEstimate(s, n).prefix(search.fixedCandidates) {
+                    guard fixedResidual(s, n, order: order) else { continue }
+                    let (riceBits, rice) = bestRice(n, order: order, bits: b)
+                    let total = header + order * b + riceBits
+                    if total < best.bits {
+                        best = FLACSubframePlan(kind: .fixed, bits: total, wasted: wasted, order: order, rice: rice)
+                    }
+                }
+            }
+            // Linear prediction from each window's autocorrelation.
+            let maxOrder = min(search.maxLPCOrder, n - 1)
+            if maxOrder > 0 {
+                let precision = FLACSubframeEncoder.precision(bits: b, blockSize: n)
+                for window in search.windows {
+                    let (w, energy) = weights(window, n)
+                    w.withUnsafeBufferPointer { wp in
+                        windowed.withUnsafeMutableBufferPointer { dp in
+                            FLACLPC.autocorrelation(s, count: n, window: wp.baseAddress!, lags: maxOrder,
+                                                    scratch: dp.baseAddress!, into: &autocorrelation)
+                        }
+                    }
+                    // A touch of extra energy at lag 0 keeps the recursion stable.
+                    autocorrelation[0] *= 1 + 1e-10
+                    let (sets, errors) = FLACLPC.levinson(autocorrelation, maxOrder: maxOrder)
+                    guard !sets.isEmpty else { continue }
+                    // Estimated bits per order: a Laplacian residual of variance σ² Rice-codes
+                    // in about log2(σ) + 1 bits a sample; plus warm-up and coefficients.
+                    var estimates: [(order: Int, bits: Double)] = []
+                    for (m, e) in errors.enumerated() {
+                        let order = m + 1
+                        let perSample = max(0, 0.5 * log2(max(e / max(energy, 1e-9), 1e-30)) + 1)
+                        estimates.append((order, perSample * Double(n - order) + Double(order * (b + precision))))
+                    }
+                    estimates.sort { $0.bits < $1.bits }
+                    for (order, _) in estimates.prefix(search.orderCandidates) {
+                        let (q, shift) = FLACLPC.quantize(sets[order - 1], precision: precision)
+                        guard lpcResidual(s, n, coefficients: q, shift: shift) else { continue }
+                        let (riceBits, rice) = bestRice(n, order: order, bits: b)
+                        let total = header + order * b + 4 + 5 + order * precision + riceBits
+                        if total < best.bits {
+                            best = FLACSubframePlan(kind: .lpc, bits: total, wasted: wasted, order: order, coefficients: q,
+                                                    precision: precision, shift: shift, rice: rice)
+                        }
+                    }
+                }
+            }
+            return best
+        }
+    }
+
+    /// Coefficient precision by sample size and block size: finer coefficients pay off
+    /// over longer blocks.
+    static func precision(bits: Int, blockSize n: Int) -> Int {
+        if bits < 16 { return max(5, 2 + bits / 2) }
+        var p: Int
+        switch n {
+        case ...192: p = 7
+        case ...384: p = 8
+        case ...576: p = 9
+        case ...1152: p = 10
+        case ...2304: p = 11
+        case ...4608: p = 12
+        default: p = 13
+        }
+        if bits > 16 { p = n <= 384 ? 13 : n <= 1152 ? 14 : 15 }
+        return min(p, FLACLPC.maximumPrecision)
+    }
+
+    /// |v| without the overflow trap of `abs` (so without a branch); the values here are
+    /// at most 37 bits.
+    @inline(__always)
+    private func magnitude(_ v: Int64) -> Int64 {
+        let sign = v &>> 63
+        return (v ^ sign) &- sign
+    }
+
+    /// Fixed orders 0–4 by the sum of their absolute residuals over the block, smallest first.
+    private func fixedOrdersByEstimate(_ s: UnsafePointer<Int64>, _ n: Int) -> [Int] {
+        var sums: (Int64, Int64, Int64, Int64, Int64) = (0, 0, 0, 0, 0)
+        var p1 = s[3], p2 = s[2], p3 = s[1], p4 = s[0]
+        for i in 4..<n {
+            let x = s[i]
+            let e1 = x &- p1
+            let e2 = e1 &- (p1 &- p2)
+            let e3 = e2 &- (p1 &- 2 &* p2 &+ p3)
+            let e4 = e3 &- (p1 &- 3 &* p2 &+ 3 &* p3 &- p4)
+            sums.0 &+= magnitude(x); sums.1 &+= magnitude(e1); sums.2 &+= magnitude(e2)
+            sums.3 &+= magnitude(e3); sums.4 &+= magnitude(e4)
+            p4 = p3; p3 = p2; p2 = p1; p1 = x
+        }
+        let all = [sums.0, sums.1, sums.2, sums.3, sums.4]
+        return (0...4).sorted { all[$0] < all[$1] || (all[$0] == all[$1] && $0 < $1) }
+    }
+
+    // MARK: Residuals
+
+    /// The fixed predictor's residual of samples order..<n into ``residual``; false when a
+    /// value does not fit 32 bits (RFC 9639 §9.2.7 requires that it does).
+    private func fixedResidual(_ s: UnsafePointer<Int64>, _ n: Int, order: Int) -> Bool {
+        residual.withUnsafeMutableBufferPointer { rp in
+            let r = rp.baseAddress!
+            var outside = 0
+            @inline(__always) func put(_ i: Int, _ v: Int64) {
+                outside &+= FLACSubframeEncoder.outside32(v)
+                r[i] = Int32(truncatingIfNeeded: v)
+            }
+            switch order {
+            case 0: for i in 0..<n { put(i, s[i]) }
+            case 1: for i in 1..<n { put(i, s[i] &- s[i - 1]) }
+            case 2: for i in 2..<n { put(i, s[i] &- 2 &* s[i - 1] &+ s[i - 2]) }
+            case 3: for i in 3..<n { put(i, s[i] &- 3 &* s[i - 1] &+ 3 &* s[i - 2] &- s[i - 3]) }
+            default: for i in 4..<n { put(i, s[i] &- 4 &* s[i - 1] &+ 6 &* s[i - 2] &- 4 &* s[i - 3] &+ s[i - 4]) }
+            }
+            return outside == 0
+        }
+    }
+
+    /// The linear predictor's residual (§9.2.6) into ``residual``; false when a value does
+    /// not fit 32 bits.
+    private func lpcResidual(_ s: UnsafePointer<Int64>, _ n: Int, coefficients q: [Int32], shift: Int) -> Bool {
+        let order = q.count
+        var c = [Int64](repeating: 0, count: 32)
+        for j in 0..<order { c[j] = Int64(q[j]) }
+        return residual.withUnsafeMutableBufferPointer { rp in
+            c.withUnsafeBufferPointer { cp in
+                let r = rp.baseAddress!, k = cp.baseAddress!
+                let sh = Int64(shift)
+                var outside = 0
+                if order <= 8 {
+                    // Terms past the order have zero coefficients; the history before the
+                    // block start is never read because i − 1 − j ≥ 0 for j < order ≤ i.
+                    // The first samples with the order's own terms; from sample 8 on all
+                    // eight terms, those past the order with zero coefficients, so the loop
+                    // has no branches.
+                    var i = order
+                    while i < min(8, n) {
+                        var sum: Int64 = 0
+                        for j in 0..<order { sum &+= k[j] &* s[i - 1 - j] }
+                        let v = s[i] &- (sum &>> sh)
+                        outside &+= FLACSubframeEncoder.outside32(v)
+                        r[i] = Int32(truncatingIfNeeded: v)
+                        i += 1
+                    }
+                    let c0 = k[0], c1 = k[1], c2 = k[2], c3 = k[3], c4 = k[4], c5 = k[5], c6 = k[6], c7 = k[7]
+                    while i < n {
+                        let h = s + (i &- 8)
+                        let sum = c7 &* h[0] &+ c6 &* h[1] &+ c5 &* h[2] &+ c4 &* h[3]
+                            &+ c3 &* h[4] &+ c2 &* h[5] &+ c1 &* h[6] &+ c0 &* h[7]
+                        let v = s[i] &- (sum &>> sh)
+                        outside &+= FLACSubframeEncoder.outside32(v)
+                        r[i] = Int32(truncatingIfNeeded: v)
+                        i &+= 1
+                    }
+                } else {
+                    for i in order..<n {
+                        let h = s + (i - 1)
+                        var sum: Int64 = 0
+                        for j in 0..<order { sum &+= k[j] &* h[-j] }
+                        let v = s[i] &- (sum &>> sh)
+                        outside &+= FLACSubframeEncoder.outside32(v)
+                        r[i] = Int32(truncatingIfNeeded: v)
+                    }
+                }
+                return outside == 0
+            }
+        }
+    }
+
+    /// 1 when a residual lies outside −(2^31 − 1)...2^31 − 1, the values a 32-bit decoder
+    /// holds and negates safely; else 0. No branch.
+    @inline(__always)
+    static func outside32(_ v: Int64) -> Int {
+        UInt64(bitPattern: v &+ 0x7FFF_FFFF) > 0xFFFF_FFFE ? 1 : 0
+    }
+
+    // MARK: Rice coding
+
+    /// The cheapest partitioned Rice coding of ``residual``[order..<n] (§9.2.7): partition
+    /// orders from the largest that divides the block down to 0, each partition with its
+    /// best parameter or an escape; returns its bits (method and order fields included).
+    private func bestRice(_ n: Int, order: Int, bits: Int) -> (Int, FLACRicePlan) {
+        var top = min(search.maxPartitionOrder, 15)
+        while top > 0 && (n & ((1 << top) - 1) != 0 || (n >> top) <= order) { top -= 1 }
+        var sums = [UInt64](repeating: 0, count: 1 << top)
+        var maxima = [UInt32](repeating: 0, count: 1 << top)
+        residual.withUnsafeBufferPointer { rp in
+          folded.withUnsafeMutableBufferPointer { fp in
+            let size = n >> top
+            for part in 0..<(1 << top) {
+                var sum: UInt64 = 0, most: UInt32 = 0
+                for i in max(order, part * size)..<((part + 1) * size) {
+                    let v = rp[i]
+                    let u = UInt32(bitPattern: (v &<< 1) ^ (v &>> 31))
+                    fp[i] = u
+                    sum &+= UInt64(u)
+                    most = max(most, u)
+                }
+                sums[part] = sum
+                maxima[part] = most
+            }
+          }
+        }
+        let maxParameter = 30
+        var bestBits = Int.max
+        var best = FLACRicePlan()
+        var po = top
+        while true {
+            let parts = 1 << po, size = n >> po
+            var total = 6
+            var parameters = [Int](repeating: 0, count: parts)
+            var rice2 = false
+            for part in 0..<parts {
+                let count = size - (part == 0 ? order : 0)
+                let (p, cost) = FLACSubframeEncoder.partitionCost(count: count, sum: sums[part], maximum: maxima[part],
+                                                                  maxParameter: maxParameter)
+                parameters[part] = p
+                if p > 14 { rice2 = true }
+                total += cost
+            }
+            total += parts * (rice2 ? 5 : 4)
+            if total < bestBits {
+                bestBits = total
+                best = FLACRicePlan(partitionOrder: po, rice2: rice2, parameters: parameters)
+            }
+            if po == 0 { break }
+            // Pairs of partitions make the next order's.
+            for part in 0..<(parts / 2) {
+                sums[part] = sums[2 * part] &+ sums[2 * part + 1]
+                maxima[part] = max(maxima[2 * part], maxima[2 * part + 1])
+            }
+            po -= 1
+        }
+        return refine(n, order: order, plan: best, maxParameter: maxParameter)
+    }
+
+    /// Estimated bits of one partition of `count` folded residuals summing to `sum`: the
+    /// parameter near log2 of their mean whose estimate Σ⌊u/2^k⌋ ≈ sum >> k is least, or
+    /// an escape (a negative parameter, −(width + 1)) when plain values are smaller.
+    static func partitionCost(count: Int, sum: UInt64, maximum: UInt32, maxParameter: Int) -> (Int, Int) {
+        guard count > 0 else { return (0, 0) }
+        let mean = sum / UInt64(count)
+        let guess = mean == 0 ? 0 : 63 - mean.leadingZeroBitCount
+        var bestK = 0, bestCost = Int.max
+        for k in max(0, guess - 1)...min(maxParameter, guess + 1) {
+            let cost = count * (k + 1) + Int(min(sum >> UInt64(k), UInt64(Int.max / 2)))
+            if cost < bestCost { bestCost = cost; bestK = k }
+        }
+        let width = 32 - maximum.leadingZeroBitCount
+        if width <= 31 && 5 + count * width < bestCost { return (-(width + 1), 5 + count * width) }
+        return (bestK, bestCost)
+    }
+
+    /// The chosen partitioning with each Rice parameter checked exactly against its
+    /// neighbours (the estimate can be one off); returns the exact bits.
+    private func refine(_ n: Int, order: Int, plan: FLACRicePlan, maxParameter: Int) -> (Int, FLACRicePlan) {
+        var p = plan
+        let parts = 1 << p.partitionOrder, size = n >> p.partitionOrder
+        var total = 6
+        folded.withUnsafeBufferPointer { fp in
+            for part in 0..<parts {
+                let start = max(order, part * size), end = (part + 1) * size, count = end - start
+                let k0 = p.parameters[part]
+                if k0 < 0 {
+                    total += 5 + count * (-k0 - 1)
+                    continue
+                }
+                // Σ⌊u/2^k⌋ for the three parameters around the estimate, in one pass.
+                let low = max(0, min(k0 - 1, maxParameter - 2))
+                var q0: UInt64 = 0, q1: UInt64 = 0, q2: UInt64 = 0
+                let k = UInt32(low)
+                for i in start..<end {
+                    let u = fp[i] >> k
+                    q0 &+= UInt64(u)
+                    q1 &+= UInt64(u >> 1)
+                    q2 &+= UInt64(u >> 2)
+                }
+                var bestK = k0, bestCost = Int.max
+                for (j, q) in [q0, q1, q2].enumerated() {
+                    let cost = Int(q) + count * (low + j + 1)
+                    if cost < bestCost { bestCost = cost; bestK = low + j }
+                }
+                p.parameters[part] = bestK
+                total += bestCost
+            }
+        }
+        p.rice2 = p.parameters.contains { $0 > 14 }
+        total += parts * (p.rice2 ? 5 : 4)
+        return (total, p)
+    }
+
+    // MARK: Writing
+
+    /// Writes the subframe `plan` chose for the samples at `x`.
+    func write(_ plan: FLACSubframePlan, _ x: UnsafePointer<Int64>, count n: Int, bits: Int, to w: inout BitWriter) {
+        let type: UInt32
+        switch plan.kind {
+        case .constant: type = 0
+        case .verbatim: type = 1
+        case .fixed: type = 8 + UInt32(plan.order)
+        case .lpc: type = 32 + UInt32(plan.order - 1)
+        }
+        // §9.2.1: a zero bit, the type, the wasted-bits flag and (unary) count.
+        w.write(type << 1 | (plan.wasted > 0 ? 1 : 0), bits: 8)
+        if plan.wasted > 0 { w.writeUnary(plan.wasted - 1) }
+        let b = bits - plan.wasted
+        switch plan.kind {
+        case .constant:
+            w.writeSigned(x[0] >> Int64(plan.wasted), bits: b)
+            return
+        case .verbatim:
+            for i in 0..<n { w.writeSigned(x[i] >> Int64(plan.wasted), bits: b) }
+            return
+        case .fixed, .lpc:
+            break
+        }
+        shifted.withUnsafeMutableBufferPointer { sp in
+            let s = sp.baseAddress!
+            for i in 0..<n { s[i] = x[i] &>> Int64(plan.wasted) }
+            for i in 0..<plan.order { w.writeSigned(s[i], bits: b) }
+            if plan.kind == .fixed {
+                _ = fixedResidual(s, n, order: plan.order)
+            } else {
+                w.write(UInt32(plan.precision - 1), bits: 4)
+                w.writeSigned(Int64(plan.shift), bits: 5)
+                for c in plan.coefficients { w.writeSigned(Int64(c), bits: plan.precision) }
+                _ = lpcResidual(s, n, coefficients: plan.coefficients, shift: plan.shift)
+            }
+        }
+        writeResidual(plan.rice, n, order: plan.order, to: &w)
+    }
+
+    private func writeResidual(_ rice: FLACRicePlan, _ n: Int, order: Int, to w: inout BitWriter) {
+        w.write(rice.rice2 ? 1 : 0, bits: 2)
+        w.write(UInt32(rice.partitionOrder), bits: 4)
+        let parts = 1 << rice.partitionOrder, size = n >> rice.partitionOrder
+        let parameterBits = rice.rice2 ? 5 : 4
+        let escape: UInt32 = rice.rice2 ? 31 : 15
+        residual.withUnsafeBufferPointer { rp in
+            for part in 0..<parts {
+                let start = max(order, part * size), end = (part + 1) * size
+                let k = rice.parameters[part]
+                if k < 0 {
+                    let width = -k - 1
+                    w.write(escape, bits: parameterBits)
+                    w.write(UInt32(width), bits: 5)
+                    if width > 0 { for i in start..<end { w.writeSigned(Int64(rp[i]), bits: width) } }
+                } else {
+                    w.write(UInt32(k), bits: parameterBits)
+                    for i in start..<end { w.writeRiceSigned(rp[i], parameter: k) }
+                }
+            }
+        }
+    }
+}

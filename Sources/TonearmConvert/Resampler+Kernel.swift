@@ -1,0 +1,399 @@
+import TonearmCore
+
+/// A sample type the polyphase engine runs in: Float (SIMD8, the default) or Double
+/// (the mastering filters, whose −140 dB and beyond need Double coefficients).
+protocol ResamplerSample: BinaryFloatingPoint {
+    var float: Float { get }
+    /// Σ c[i]·x[i] for i < n, n a multiple of 8.
+    static func dot(_ c: UnsafePointer<Self>, _ x: UnsafePointer<Self>, _ n: Int) -> Self
+    /// (Σ c[i]·x[i], Σ c[i]·y[i]): two channels through the same taps, each summed exactly
+    /// as ``dot(_:_:_:)`` sums it, loading the taps once.
+    static func dotPair(_ c: UnsafePointer<Self>, _ x: UnsafePointer<Self>, _ y: UnsafePointer<Self>, _ n: Int) -> (Self, Self)
+    /// (Σ c[i]·x[i], Σ d[i]·x[i]) in one pass, n a multiple of 8.
+    static func dot2(_ c: UnsafePointer<Self>, _ d: UnsafePointer<Self>, _ x: UnsafePointer<Self>, _ n: Int) -> (Self, Self)
+}
+
+// The summation order depends only on the tap index, never on where a chunk boundary or an
+// alignment falls, so that any chunking gives bit-identical output.
+
+extension Float: ResamplerSample {
+    @inline(__always) var float: Float { self }
+
+    @inline(__always)
+    static func dot(_ c: UnsafePointer<Float>, _ x: UnsafePointer<Float>, _ n: Int) -> Float {
+        let cr = UnsafeRawPointer(c), xr = UnsafeRawPointer(x)
+        var a0 = SIMD8<Float>(), a1 = SIMD8<Float>()
+        var i = 0
+        // Two accumulators so that consecutive adds do not wait on each other.
+        while i + 16 <= n {
+            a0 += cr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+                * xr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+            a1 += cr.loadUnaligned(fromByteOffset: i * 4 + 32, as: SIMD8<Float>.self)
+                * xr.loadUnaligned(fromByteOffset: i * 4 + 32, as: SIMD8<Float>.self)
+            i += 16
+        }
+        if i < n {
+            a0 += cr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+                * xr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+        }
+        return (a0 + a1).sum()
+    }
+
+    @inline(__always)
+    static func dotPair(_ c: UnsafePointer<Float>, _ x: UnsafePointer<Float>, _ y: UnsafePointer<Float>, _ n: Int) -> (Float, Float) {
+        let cr = UnsafeRawPointer(c), xr = UnsafeRawPointer(x), yr = UnsafeRawPointer(y)
+        var a0 = SIMD8<Float>(), a1 = SIMD8<Float>(), b0 = SIMD8<Float>(), b1 = SIMD8<Float>()
+        var i = 0
+        while i + 16 <= n {
+            let c0 = cr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+            let c1 = cr.loadUnaligned(fromByteOffset: i * 4 + 32, as: SIMD8<Float>.self)
+            a0 += c0 * xr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+            b0 += c0 * yr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+            a1 += c1 * xr.loadUnaligned(fromByteOffset: i * 4 + 32, as: SIMD8<Float>.self)
+            b1 += c1 * yr.loadUnaligned(fromByteOffset: i * 4 + 32, as: SIMD8<Float>.self)
+            i += 16
+        }
+        if i < n {
+            let c0 = cr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+            a0 += c0 * xr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+            b0 += c0 * yr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+        }
+        return ((a0 + a1).sum(), (b0 + b1).sum())
+    }
+
+    @inline(__always)
+    static func dot2(_ c: UnsafePointer<Float>, _ d: UnsafePointer<Float>, _ x: UnsafePointer<Float>, _ n: Int) -> (Float, Float) {
+        let cr = UnsafeRawPointer(c), dr = UnsafeRawPointer(d), xr = UnsafeRawPointer(x)
+        var a = SIMD8<Float>(), b = SIMD8<Float>()
+        var i = 0
+        while i < n {
+            let v = xr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+            a += cr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self) * v
+            b += dr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self) * v
+            i += 8
+        }
+        return (a.sum(), b.sum())
+    }
+}
+
+extension Double: ResamplerSample {
+    @inline(__always) var float: Float { Float(self) }
+
+    @inline(__always)
+    static func dot(_ c: UnsafePointer<Double>, _ x: UnsafePointer<Double>, _ n: Int) -> Double {
+        let cr = UnsafeRawPointer(c), xr = UnsafeRawPointer(x)
+        var a0 = SIMD4<Double>(), a1 = SIMD4<Double>()
+        var i = 0
+        while i < n {
+            a0 += cr.loadUnaligned(fromByteOffset: i * 8, as: SIMD4<Double>.self)
+                * xr.loadUnaligned(fromByteOffset: i * 8, as: SIMD4<Double>.self)
+            a1 += cr.loadUnaligned(fromByteOffset: i * 8 + 32, as: SIMD4<Double>.self)
+                * xr.loadUnaligned(fromByteOffset: i * 8 + 32, as: SIMD4<Double>.self)
+            i += 8
+        }
+        return (a0 + a1).sum()
+    }
+
+    @inline(__always)
+    static func dotPair(_ c: UnsafePointer<Double>, _ x: UnsafePointer<Double>, _ y: UnsafePointer<Double>, _ n: Int) -> (Double, Double) {
+        (dot(c, x, n), dot(c, y, n))
+    }
+
+    @inline(__always)
+    static func dot2(_ c: UnsafePointer<Double>, _ d: UnsafePointer<Double>, _ x: UnsafePointer<Double>, _ n: Int) -> (Double, Double) {
+        let cr = UnsafeRawPointer(c), dr = UnsafeRawPointer(d), xr = UnsafeRawPointer(x)
+        var a = SIMD4<Double>(), b = SIMD4<Double>()
+        var i = 0
+        while i < n {
+            let v = xr.loadUnaligned(fromByteOffset: i * 8, as: SIMD4<Double>.self)
+            a += cr.loadUnaligned(fromByteOffset: i * 8, as: SIMD4<Double>.self) * v
+            b += dr.loadUnaligned(fromByteOffset: i * 8, as: SIMD4<Double>.self) * v
+            i += 4
+        }
+        return (a.sum(), b.sum())
+    }
+}
+
+/// The stream state and history of the polyphase and linear modes, for one sample type.
+///
+/// Output frame k sits at input time k·M/L. The state keeps that time as a history index
+/// (`start`, the first input frame of the next output's window) and a phase in 0..<L, so
+/// that every step is integer additions and one compare.
+final class ResamplerEngine<T: ResamplerSample> {
+    enum Mode {
+        /// Linear interpolation between two frames.
+        case linear
+        /// One row of taps per phase (L rows).
+        case exact
+        /// `finePhases` rows of taps and of differences to the next row, interpolated.
+        case interpolated
+    }
+
+    let mode: Mode
+    let channels: Int
+    let taps: Int
+    /// Output rate and input rate, reduced: the step between outputs is M/L input frames.
+    let l: Int, m: Int
+    let stepWhole: Int, stepPhase: Int
+    /// Frames of silence that precede input frame 0 in the history.
+    let lead: Int
+    /// Exact: L × taps. Interpolated: finePhases × (taps of the phase, then the difference
+    /// to the next phase's taps).
+    let table: UnsafeMutablePointer<T>
+    let tableCount: Int
+    let finePhases: Int
+    /// finePhases / L, for the fine-table position of a phase.
+    let phaseScale: Double
+    /// 1 / L, for linear interpolation.
+    let inverseL: Double
+
+    /// Per channel, `capacity` history frames.
+    let history: UnsafeMutablePointer<T>
+    let capacity: Int
+    var filled = 0
+    var start = 0
+    var phase = 0
+    /// Frames of input taken since the stream began, and output frames given.
+    var inputFrames = 0
+    var outputFrames = 0
+
+    /// Input frames copied into the history per round.
+    static var block: Int { 4096 }
+
+    init(mode: Mode, channels: Int, l: Int, m: Int, filter: KaiserSinc?, finePhases: Int) {
+        self.mode = mode
+        self.channels = channels
+        self.l = l
+        self.m = m
+        stepWhole = m / l
+        stepPhase = m % l
+        inverseL = 1 / Double(l)
+        switch mode {
+        case .linear:
+            taps = 2
+            lead = 0
+            tableCount = 0
+            self.finePhases = 0
+        case .exact:
+            let f = filter!
+            taps = f.taps
+            lead = f.half - 1
+            tableCount = l * taps
+            self.finePhases = 0
+        case .interpolated:
+            let f = filter!
+            taps = f.taps
+            lead = f.half - 1
+            tableCount = finePhases * taps * 2
+            self.finePhases = finePhases
+        }
+        phaseScale = Double(finePhases) / Double(l)
+        table = .allocate(capacity: max(1, tableCount))
+        table.initialize(repeating: 0, count: max(1, tableCount))
+        if let f = filter {
+            switch mode {
+            case .exact:
+                for p in 0..<l {
+                    let row = f.phaseTaps(Double(p) / Double(l))
+                    for j in 0..<taps { table[p * taps + j] = T(row[j]) }
+                }
+            case .interpolated:
+                var row = f.phaseTaps(0)
+                for p in 0..<finePhases {
+                    let next = f.phaseTaps(Double(p + 1) / Double(finePhases))
+                    for j in 0..<taps {
+                        table[p * 2 * taps + j] = T(row[j])
+                        table[p * 2 * taps + taps + j] = T(next[j] - row[j])
+                    }
+                    row = next
+                }
+            case .linear: break
+            }
+        }
+        capacity = taps + ResamplerEngine.block + 8
+        history = .allocate(capacity: capacity * channels)
+        history.initialize(repeating: 0, count: capacity * channels)
+        reset()
+    }
+
+    deinit {
+        table.deallocate()
+        history.deallocate()
+    }
+
+    func reset() {
+        for c in 0..<channels { (history + c * capacity).update(repeating: 0, count: lead) }
+        filled = lead
+        start = 0
+        phase = 0
+        inputFrames = 0
+        outputFrames = 0
+    }
+
+    /// A bound on the outputs `n` more input frames (and a flush) can give.
+    func maximumOutputFrames(forInputFrames n: Int) -> Int {
+        // Outputs fall at most one per M/L input frames over the new frames and the
+        // filter's reach into the silence after the end; Double's rounding is far inside the
+        // slack of 3.
+        let bound = (Double(n) + Double(taps + 2)) * Double(l) / Double(m)
+        return bound < 1e18 ? Int(bound.rounded(.up)) + 3 : Int.max
+    }
+
+    /// Outputs a whole stream of `inputFrames` frames gives: ceil(inputFrames · L / M).
+    func totalOutputFrames() -> Int {
+        let (high, low) = UInt(inputFrames).multipliedFullWidth(by: UInt(l))
+        guard high < UInt(m) else { return Int.max }
+        let (q, r) = UInt(m).dividingFullWidth((high, low))
+        let total = q + (r > 0 ? 1 : 0)
+        return total > UInt(Int.max) ? Int.max : Int(total)
+    }
+
+    /// Takes `frames` frames of each input channel and writes the outputs they complete.
+    /// The caller has checked that the outputs have room for ``maximumOutputFrames(forInputFrames:)``.
+    func process(_ inputs: UnsafePointer<UnsafePointer<Float>>, frames: Int,
+                 _ outputs: UnsafePointer<UnsafeMutablePointer<Float>>) -> Int
+    {
+        var consumed = 0, produced = 0
+        while consumed < frames {
+            compact()
+            if start > 0 {
+                // Downsampling with a short window can step past whole frames unread.
+                let skip = min(start, frames - consumed)
+                consumed += skip
+                start -= skip
+                if consumed == frames { break }
+            }
+            let count = min(capacity - filled, frames - consumed)
+            for c in 0..<channels {
+                let src = inputs[c] + consumed, dst = history + c * capacity + filled
+                for i in 0..<count { dst[i] = T(src[i]) }
+            }
+            filled += count
+            consumed += count
+            produced += produce(outputs, at: produced, limit: Int.max)
+        }
+        inputFrames += frames
+        outputFrames += produced
+        return produced
+    }
+
+    /// Writes the rest of the stream: the outputs whose time is before the end of the input,
+    /// with silence after it. Then the engine starts a new stream.
+    func flush(_ outputs: UnsafePointer<UnsafeMutablePointer<Float>>, remaining: Int) {
+        var produced = 0
+        while produced < remaining {
+            compact()
+            if start + taps > filled {
+                // Silence after the end; when `start` is past the history, the frames up to
+                // it are silence too.
+                let need = min(capacity, start + taps) - filled
+                for c in 0..<channels { (history + c * capacity + filled).update(repeating: 0, count: need) }
+                filled += need
+            }
+            produced += produce(outputs, at: produced, limit: remaining - produced)
+        }
+        reset()
+    }
+
+    /// Drops history frames before the next output's window.
+    private func compact() {
+        let drop = min(start, filled)
+        guard drop > 0 else { return }
+        let keep = filled - drop
+        for c in 0..<channels {
+            let h = history + c * capacity
+            h.update(from: h + drop, count: keep)
+        }
+        filled = keep
+        start -= drop
+    }
+
+    /// Writes every output whose window lies in the history (at most `limit`), at `offset`
+    /// in each output channel, and advances the state past them.
+    private func produce(_ outputs: UnsafePointer<UnsafeMutablePointer<Float>>, at offset: Int, limit: Int) -> Int {
+        // Count first, with integer steps only; then each channel runs the same steps.
+        var s = start, p = phase, k = 0
+        while s + taps <= filled && k < limit {
+            k += 1
+            s += stepWhole
+            p += stepPhase
+            if p >= l { p -= l; s += 1 }
+        }
+        guard k > 0 else { return 0 }
+        var c = 0
+        if mode == .exact {
+            // Pairs of channels share each load of the taps.
+            while c + 2 <= channels {
+                runExactPair(UnsafePointer(history + c * capacity), UnsafePointer(history + (c + 1) * capacity),
+                             outputs[c] + offset, outputs[c + 1] + offset, k)
+                c += 2
+            }
+        }
+        for c in c..<channels {
+            let h = UnsafePointer(history + c * capacity)
+            let out = outputs[c] + offset
+            switch mode {
+            case .exact: runExact(h, out, k)
+            case .interpolated: runInterpolated(h, out, k)
+            case .linear: runLinear(h, out, k)
+            }
+        }
+        start = s
+        phase = p
+        return k
+    }
+
+    private func runExact(_ h: UnsafePointer<T>, _ out: UnsafeMutablePointer<Float>, _ k: Int) {
+        var s = start, p = phase
+        let n = taps, t = UnsafePointer(table)
+        for i in 0..<k {
+            out[i] = T.dot(t + p * n, h + s, n).float
+            s += stepWhole
+            p += stepPhase
+            if p >= l { p -= l; s += 1 }
+        }
+    }
+
+    private func runExactPair(_ h0: UnsafePointer<T>, _ h1: UnsafePointer<T>,
+                              _ out0: UnsafeMutablePointer<Float>, _ out1: UnsafeMutablePointer<Float>, _ k: Int)
+    {
+        var s = start, p = phase
+        let n = taps, t = UnsafePointer(table)
+        for i in 0..<k {
+            let (a, b) = T.dotPair(t + p * n, h0 + s, h1 + s, n)
+            out0[i] = a.float
+            out1[i] = b.float
+            s += stepWhole
+            p += stepPhase
+            if p >= l { p -= l; s += 1 }
+        }
+    }
+
+    private func runInterpolated(_ h: UnsafePointer<T>, _ out: UnsafeMutablePointer<Float>, _ k: Int) {
+        var s = start, p = phase
+        let n = taps, t = UnsafePointer(table), last = finePhases - 1
+        for i in 0..<k {
+            let x = Double(p) * phaseScale
+            var row = Int(x)
+            var frac = x - Double(row)
+            if row > last { row = last; frac = 1 }
+            let base = t + row * 2 * n
+            let (a, b) = T.dot2(base, base + n, h + s, n)
+            out[i] = (a + T(frac) * b).float
+            s += stepWhole
+            p += stepPhase
+            if p >= l { p -= l; s += 1 }
+        }
+    }
+
+    private func runLinear(_ h: UnsafePointer<T>, _ out: UnsafeMutablePointer<Float>, _ k: Int) {
+        var s = start, p = phase
+        for i in 0..<k {
+            let a = Double(h[s]), b = Double(h[s + 1])
+            out[i] = Float(a + Double(p) * inverseL * (b - a))
+            s += stepWhole
+            p += stepPhase
+            if p >= l { p -= l; s += 1 }
+        }
+    }
+}
