@@ -111,15 +111,27 @@ public final class AudioConverter {
         let decoded: PCMBuffer
         let usesFloat: Bool
         let mixer: ChannelMixer?
+        /// The mixer's output: as many frames as the stage before it gives at once.
         let mixed: PCMBuffer?
         let resampler: Resampler?
+        /// The resampler's output for one slice of input.
         let resampled: PCMBuffer?
+        /// Input frames the resampler takes at a time, so that an upsampled slice stays small.
+        let sliceFrames: Int
         /// Mix before resampling (when mixing lowers the channel count), else after.
         let mixFirst: Bool
         let ditherBits: Int?
         var ditherState: [UInt32]
         let chunkPackets: Int
         var finished = false
+        /// Channel pointers for the resampler, allocated once.
+        let inputPointers = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: ChannelMixer.maximumChannels)
+        let outputPointers = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: ChannelMixer.maximumChannels)
+
+        deinit {
+            inputPointers.deallocate()
+            outputPointers.deallocate()
+        }
 
         init(decoder: AudioDecoder, decoded: PCMBuffer, usesFloat: Bool, mixer: ChannelMixer?, resampler: Resampler?,
              ditherBits: Int?, chunkPackets: Int)
@@ -132,17 +144,25 @@ public final class AudioConverter {
             self.ditherBits = ditherBits
             self.chunkPackets = chunkPackets
             let inCh = decoded.channelCount, outCh = mixer?.outputChannels ?? inCh
-            mixFirst = outCh <= inCh
+            let mixFirst = outCh <= inCh
+            self.mixFirst = mixFirst
             let cap = decoded.frameCapacity
-            let rsCh = mixFirst ? outCh : inCh
-            mixed = mixer.map { m in
-                PCMBuffer(commonFormat: .float32, sampleRate: decoded.format.sampleRate, channels: m.outputChannels,
-                          interleaved: false,
-                          frameCapacity: m.outputChannels <= inCh || resampler == nil ? cap : (resampler!.maximumOutputFrames(forInputFrames: cap)))
-            }
-            resampled = resampler.map { r in
-                PCMBuffer(commonFormat: .float32, sampleRate: 0, channels: rsCh, interleaved: false,
-                          frameCapacity: r.maximumOutputFrames(forInputFrames: cap))
+            if let resampler {
+                let ratio = resampler.outputRate / resampler.inputRate
+                sliceFrames = max(1, min(cap, Int(65536 / max(1, ratio.rounded(.up)))))
+                let outCap = max(resampler.maximumOutputFrames(forInputFrames: sliceFrames), 1)
+                resampled = PCMBuffer(commonFormat: .float32, sampleRate: 0, channels: mixFirst ? outCh : inCh,
+                                      interleaved: false, frameCapacity: outCap)
+                mixed = mixer.map {
+                    PCMBuffer(commonFormat: .float32, sampleRate: 0, channels: $0.outputChannels, interleaved: false,
+                              frameCapacity: mixFirst ? cap : outCap)
+                }
+            } else {
+                sliceFrames = cap
+                resampled = nil
+                mixed = mixer.map {
+                    PCMBuffer(commonFormat: .float32, sampleRate: 0, channels: $0.outputChannels, interleaved: false, frameCapacity: cap)
+                }
             }
             ditherState = (0..<outCh).map { UInt32(0x9E37_79B9) &+ UInt32($0) &* 0x85EB_CA6B }
         }
@@ -287,17 +307,25 @@ public final class AudioConverter {
         let s = stages!
         guard !s.finished else { return }
         s.finished = true
-        guard let r = s.resampler, let rsBuffer = s.resampled else { return }
-        rsBuffer.frameLength = 0
-        try r.flush(into: rsBuffer)
-        if s.mixFirst || s.mixer == nil {
-            try finalStage(s, rsBuffer, into: &out)
-        } else {
-            let m = s.mixed!
-            m.frameLength = 0
-            try s.mixer!.mix(rsBuffer, into: m)
-            try finalStage(s, m, into: &out)
+        guard let r = s.resampler, let rs = s.resampled else { return }
+        let tail = r.pendingOutputFrames <= rs.frameCapacity ? rs
+            : PCMBuffer(commonFormat: .float32, sampleRate: 0, channels: r.channels, interleaved: false,
+                        frameCapacity: r.pendingOutputFrames)
+        tail.frameLength = 0
+        try r.flush(into: tail)
+        if tail !== rs, let mixer = s.mixer, !s.mixFirst {
+            // Mix the rare oversized tail in pieces the mixer's buffer holds.
+            var at = 0
+            while at < tail.frameLength {
+                let n = min(rs.frameCapacity, tail.frameLength - at)
+                tail.copyFrames(from: at, count: n, into: rs)
+                try afterResampling(s, rs, into: &out)
+                at += n
+            }
+            _ = mixer
+            return
         }
+        try afterResampling(s, tail, into: &out)
     }
 
     // MARK: Push: PCM buffers
@@ -442,18 +470,38 @@ public final class AudioConverter {
             try mixer.mix(current, into: m)
             current = m
         }
-        if let r = s.resampler {
-            let rs = s.resampled!
-            rs.frameLength = 0
-            try r.process(current, into: rs)
-            current = rs
+        guard let r = s.resampler, let rs = s.resampled else {
+            try afterResampling(s, current, into: &out)
+            return
         }
+        // Slice by slice, so an upsampled slice fits the resampler's buffer.
+        var at = 0
+        while at < current.frameLength {
+            let n = min(s.sliceFrames, current.frameLength - at)
+            // The storage of a PCMBuffer never moves, so its pointers outlive the closures.
+            let src = current.withUnsafeMutableSamples(Float.self) { $0.baseAddress! }
+            let dst = rs.withUnsafeMutableSamples(Float.self) { $0.baseAddress! }
+            for c in 0..<r.channels {
+                s.inputPointers[c] = UnsafePointer(src + current.channelStart(c) + at)
+                s.outputPointers[c] = dst + rs.channelStart(c)
+            }
+            let written = try r.process(s.inputPointers, frameCount: n, into: s.outputPointers, capacity: rs.frameCapacity)
+            rs.frameLength = written
+            try afterResampling(s, rs, into: &out)
+            at += n
+        }
+    }
+
+    /// The mixer when it comes after the resampler, then dither and encoding.
+    private func afterResampling(_ s: Stages, _ buffer: PCMBuffer, into out: inout [UInt8]) throws(AudioError) {
+        guard buffer.frameLength > 0 else { return }
         if let mixer = s.mixer, !s.mixFirst {
             let m = s.mixed!
-            try mixer.mix(current, into: m)
-            current = m
+            try mixer.mix(buffer, into: m)
+            try finalStage(s, m, into: &out)
+        } else {
+            try finalStage(s, buffer, into: &out)
         }
-        try finalStage(s, current, into: &out)
     }
 
     private func finalStage(_ s: Stages, _ buffer: PCMBuffer, into out: inout [UInt8]) throws(AudioError) {

@@ -42,7 +42,8 @@ final class ExtAudioFileTests: XCTestCase {
     /// from the start gives there.
     func testSeekIsSampleAccurate() throws {
         let files = [fixturesDirectory + "/flac/flac_default.flac", fixturesDirectory + "/flac/flac_variable.flac",
-                     fixturesDirectory + "/pcm/caf_ima4.caf", packageRoot + "/Samples/tone-stereo.wav"]
+                     fixturesDirectory + "/pcm/caf_ima4.caf", packageRoot + "/Samples/tone-stereo.wav",
+                     fixturesDirectory + "/alac/alac_16_stereo.m4a", fixturesDirectory + "/alac/alac_24_stereo.m4a"]
         for path in files {
             let probe = try ExtAudioFile.open(path: path)
             let rate = probe.fileDataFormat.sampleRate
@@ -146,6 +147,38 @@ final class ExtAudioFileTests: XCTestCase {
             try r.setClientDataFormat(.pcm(sampleRate: 0, channels: 2, bits: 16))
             XCTAssertEqual(r.fileLengthFrames, Int64(frames), ext)
             XCTAssertTrue(try readAll(r) == bytes, "\(ext): the samples read back differ")
+        }
+    }
+
+    /// FLAC through ExtAudioFile: the encoder behind the converter, the final STREAMINFO
+    /// (MD5 of the samples), tags; read back exactly, and decoded alike by `flac -d`.
+    func testWritesFLACThroughTheEncoder() throws {
+        let dir = makeTemporaryDirectory()
+        let frames = 30000
+        let samples = AudioConverterTests.signal(frames: frames, channels: 2)
+        let bytes = AudioConverterTests.bytes(samples)
+        let flac = StreamDescription(sampleRate: 44100, formatID: .flac, bytesPerPacket: 0, framesPerPacket: 0, bytesPerFrame: 0,
+                                     channelsPerFrame: 2, bitsPerChannel: 16)
+        let w = try ExtAudioFile.create(path: dir + "/x.flac", type: .flac, format: flac)
+        try w.setClientDataFormat(.pcm(sampleRate: 44100, channels: 2, bits: 16))
+        var info = InfoDictionary()
+        info[InfoDictionary.title] = "Tonearm test"
+        try w.setInfo(info)
+        for start in stride(from: 0, to: frames, by: 7000) {
+            let n = min(7000, frames - start)
+            try w.write(Array(bytes[start * 4..<(start + n) * 4]), frames: n)
+        }
+        try w.close()
+        let r = try ExtAudioFile.open(path: dir + "/x.flac")
+        XCTAssertEqual(r.fileDataFormat.formatID, .flac)
+        XCTAssertEqual(r.fileLengthFrames, Int64(frames))
+        XCTAssertEqual(try r.file.infoDictionary[InfoDictionary.title], "Tonearm test")
+        try r.setClientDataFormat(.pcm(sampleRate: 0, channels: 2, bits: 16))
+        XCTAssertTrue(try readAll(r) == bytes)
+        XCTAssertEqual(Array(try XCTUnwrap(r.file.magicCookie).suffix(16)), MD5.digest(bytes))
+        if let tool = which("flac") {
+            let decoded = try runToolData(tool, ["-d", "-c", "-s", "--force-raw-format", "--endian=little", "--sign=signed", dir + "/x.flac"])
+            XCTAssertTrue(decoded == bytes, "flac -d disagrees")
         }
     }
 
