@@ -1,48 +1,104 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Tonearm
 
 /// `tonearm convert IN OUT`: afconvert.
 enum ConvertCommand {
     static let help = """
-        usage: tonearm convert IN OUT [-f TYPE] [-d FORMAT] [-v]
+        usage: tonearm convert IN OUT [-f TYPE] [-d FORMAT[@RATE]] [-c CHANNELS] [options]
 
-        Converts IN into OUT, as afconvert does. The output type comes from -f or from
-        OUT's extension; the data format from -d, or else the input's PCM format (made to
-        fit the type), or 16-bit integer PCM for compressed input.
+        Converts IN into OUT, as afconvert does: any file Tonearm decodes, into any type it
+        writes. The output type comes from -f or from OUT's extension; the data format from
+        -d, or else the input's PCM format (made to fit the type), or the source's bit depth
+        for lossless input, or 16-bit integers.
 
-          -f TYPE     WAVE, RF64, BW64, W64f, AIFF, AIFC, caff, NeXT
-          -d FORMAT   afconvert's syntax: [BE|LE][I|UI|F]BITS[@RATE], e.g. LEI16, BEI24,
-                      LEF32, BEF64, I8, UI8; or ulaw, alaw
-          -v          say what is converted into what
+          -f TYPE              WAVE, RF64, BW64, W64f, AIFF, AIFC, caff, NeXT, fLaC
+          -d FORMAT[@RATE]     afconvert's syntax: [BE|LE][I|UI|F]BITS, e.g. LEI16, BEI24,
+                               LEF32, BEF64, I8, UI8; or ulaw, alaw, flac; @RATE resamples
+          -c CHANNELS          output channel count (standard mixes: mono, stereo, 5.1 down)
+          -r QUALITY           sample-rate converter quality, 0 to 127 (default 96)
+          --src-complexity C   line (linear), norm (default) or bats (mastering)
+          -q QUALITY           encoder quality, 0 to 127 (FLAC: level = QUALITY × 8 / 127)
+          --channel-map LIST   each output channel's input channel, from 0; -1 for silence
+                               (e.g. 1,0 swaps a stereo pair)
+          --dither             TPDF dither when the bit depth drops
+          --json               print a JSON summary of the conversion
+          -v                   say what is converted into what
+
+        Metadata carries over where both types hold it. A failed conversion leaves no
+        output behind.
         """
 
     static func run(_ args: [String], console: Console) throws -> Int32 {
-        guard let a = try parse(args, spec: .init(flags: ["-v"], options: ["-f", "-d", "-c", "-b", "-q", "-r", "-s", "--src-complexity"]),
+        guard let a = try parse(args, spec: .init(flags: ["-v", "--json", "--dither"],
+                                                  options: ["-f", "-d", "-c", "-b", "-q", "-r", "-s", "--src-complexity", "--channel-map"]),
                                 help: help, console: console) else { return 0 }
         guard a.positionals.count == 2 else { throw UsageError("convert needs IN and OUT") }
         let inPath = a.positionals[0], outPath = a.positionals[1]
-        for unsupported in ["-b", "-q", "-s"] where a.value(unsupported) != nil {
-            throw FileError(path: outPath, error: AudioError(.unsupportedDataFormat, "\(unsupported) applies to encoders Tonearm does not have yet"))
+        for unsupported in ["-b", "-s"] where a.value(unsupported) != nil {
+            throw FileError(path: outPath, error: AudioError(.unsupportedDataFormat, "\(unsupported) applies to lossy encoders, which Tonearm does not have yet"))
         }
-        let type = try outputType(a.value("-f"), outPath: outPath)
-        let file = try about(inPath) { () throws(AudioError) in try AudioFile(path: inPath) }
-        let p = try about(inPath) { () throws(AudioError) in try file.properties }
-        let input = p.dataFormat!
-        var output = try outputFormat(a.value("-d"), input: input, type: type)
-        if let c = a.value("-c") {
-            guard let n = UInt32(c), n > 0 else { throw UsageError("-c wants a channel count") }
-            if n != input.channelsPerFrame {
-                throw FileError(path: outPath, error: AudioError(.unsupportedDataFormat, "channel conversion (\(input.channelsPerFrame) → \(n)) is not available yet"))
+        var plan = Plan()
+        plan.type = try outputType(a.value("-f"), outPath: outPath)
+        if let c = a.value("--src-complexity") {
+            guard let complexity = SampleRateConverterComplexity(fourCC: c) else {
+                throw UsageError("--src-complexity wants line, norm or bats, not '\(c)'")
             }
+            plan.complexity = complexity
         }
-        if output.sampleRate == 0 { output.sampleRate = input.sampleRate }
+        if let r = a.value("-r") {
+            guard let q = Int(r), (0...127).contains(q) else { throw UsageError("-r wants a quality from 0 to 127") }
+            plan.quality = q
+        }
+        if let q = a.value("-q") {
+            guard let v = Int(q), (0...127).contains(v) else { throw UsageError("-q wants a quality from 0 to 127") }
+            plan.encoderLevel = (v * 8 + 63) / 127
+        }
+        if let map = a.value("--channel-map") {
+            let entries = map.split(separator: ",").map { Int($0.filter { $0 != " " }) }
+            guard !entries.isEmpty, entries.allSatisfy({ $0 != nil && $0! >= -1 }) else {
+                throw UsageError("--channel-map wants input channel numbers from 0, or -1, separated by commas")
+            }
+            plan.channelMap = entries.map { $0! }
+        }
+        plan.dither = a.has("--dither")
+        let input = try about(inPath) { () throws(AudioError) in try ExtAudioFile.open(path: inPath) }
+        let source = input.fileDataFormat
+        var channels = source.channelsPerFrame
+        if let map = plan.channelMap { channels = UInt32(map.count) }
+        if let c = a.value("-c") {
+            guard let n = UInt32(c), n > 0, n <= 64 else { throw UsageError("-c wants a channel count") }
+            if plan.channelMap != nil && n != channels {
+                throw UsageError("-c \(n) does not match the \(channels) entries of --channel-map")
+            }
+            channels = n
+        }
+        var output = try outputFormat(a.value("-d"), input: source, type: plan.type, channels: channels)
+        if output.sampleRate == 0 { output.sampleRate = source.sampleRate }
+        plan.format = output
         if a.has("-v") {
-            console.error("Input file: \(inPath), \(p.audioDataPacketCount ?? 0) packets\nInput format: \(input)\n"
-                + "Output file: \(outPath), type \(type.fourCC.string)\nOutput format: \(output)\n")
+            console.error("Input file: \(inPath), \(input.fileLengthFrames) frames\nInput format: \(source)\n"
+                + "Output file: \(outPath), type \(plan.type.fourCC.string)\nOutput format: \(output)\n")
         }
-        try about(outPath) { () throws(AudioError) in
-            try convert(file, properties: p, to: outPath, type: type, format: output, console: console)
+        let summary = try about(outPath) { () throws(AudioError) in
+            try convert(input, inPath: inPath, to: outPath, plan: plan, console: console)
         }
+        if a.has("--json") { console.print(summary.serialized(pretty: true)) }
         return 0
+    }
+
+    /// What the options ask for.
+    struct Plan {
+        var type: AudioFileTypeID = .wave
+        var format = StreamDescription.pcm(sampleRate: 0, channels: 1, bits: 16)
+        var complexity = SampleRateConverterComplexity.normal
+        var quality = 0x60
+        var encoderLevel: Int?
+        var channelMap: [Int]?
+        var dither = false
     }
 
     static func outputType(_ name: String?, outPath: String) throws -> AudioFileTypeID {
@@ -64,10 +120,12 @@ enum ConvertCommand {
     /// The byte order a file type stores PCM in by default.
     static func isBigEndianType(_ t: AudioFileTypeID) -> Bool { [.aiff, .aifc, .next, .caf].contains(t) }
 
-    static func outputFormat(_ spec: String?, input: StreamDescription, type: AudioFileTypeID) throws -> StreamDescription {
-        let channels = input.channelsPerFrame
+    static func outputFormat(_ spec: String?, input: StreamDescription, type: AudioFileTypeID, channels: UInt32) throws -> StreamDescription {
         if let spec {
-            return try parseFormat(spec, channels: channels, type: type)
+            return try parseFormat(spec, channels: channels, type: type, sourceBits: losslessBits(input))
+        }
+        if type == .flac {
+            return flacFormat(rate: input.sampleRate, channels: channels, bits: losslessBits(input) ?? 16)
         }
         if input.isPCM {
             let bits = input.bitsPerChannel
@@ -80,11 +138,27 @@ enum ConvertCommand {
             return .pcm(sampleRate: input.sampleRate, channels: channels, bits: bits, isFloat: input.isFloat,
                         isBigEndian: big, isSigned: signed, bytesPerSample: input.bytesPerSample)
         }
-        return .pcm(sampleRate: input.sampleRate, channels: channels, bits: 16, isBigEndian: isBigEndianType(type))
+        let bits = UInt32(((losslessBits(input) ?? 16) + 7) / 8 * 8)
+        return .pcm(sampleRate: input.sampleRate, channels: channels, bits: bits, isBigEndian: isBigEndianType(type))
+    }
+
+    /// The bit depth of integer PCM or lossless input, which a lossless output keeps.
+    static func losslessBits(_ f: StreamDescription) -> Int? {
+        let bits = Int(f.bitsPerChannel)
+        switch f.formatID {
+        case .linearPCM where !f.isFloat, .flac, .appleLossless: return (4...32).contains(bits) ? bits : nil
+        case .uLaw, .aLaw: return 16
+        default: return nil
+        }
+    }
+
+    static func flacFormat(rate: Double, channels: UInt32, bits: Int) -> StreamDescription {
+        StreamDescription(sampleRate: rate, formatID: .flac, bytesPerPacket: 0, framesPerPacket: 0, bytesPerFrame: 0,
+                          channelsPerFrame: channels, bitsPerChannel: UInt32(min(32, max(4, bits))))
     }
 
     /// afconvert's `-d` syntax: `[BE|LE][I|UI|F]BITS[@RATE]`, `ulaw`, `alaw`.
-    static func parseFormat(_ spec: String, channels: UInt32, type: AudioFileTypeID) throws -> StreamDescription {
+    static func parseFormat(_ spec: String, channels: UInt32, type: AudioFileTypeID, sourceBits: Int? = nil) throws -> StreamDescription {
         var body = Substring(spec)
         var rate = 0.0
         if let at = body.firstIndex(of: "@") {
@@ -96,6 +170,12 @@ enum ConvertCommand {
         }
         if let slash = body.firstIndex(where: { $0 == "/" || $0 == "#" }) { body = body[..<slash] }
         let lower = body.lowercased()
+        if lower == "flac" {
+            return flacFormat(rate: rate, channels: channels, bits: sourceBits ?? 16)
+        }
+        if lower == "alac" || lower == "aac" || lower == "opus" {
+            throw FileError(path: spec, error: AudioError(.unsupportedDataFormat, "Tonearm has no \(lower) encoder yet"))
+        }
         if lower == "ulaw" || lower == "alaw" {
             return StreamDescription(sampleRate: rate, formatID: lower == "ulaw" ? .uLaw : .aLaw, bytesPerPacket: channels,
                                      framesPerPacket: 1, bytesPerFrame: channels, channelsPerFrame: channels, bitsPerChannel: 8)
@@ -109,7 +189,7 @@ enum ConvertCommand {
         else if body.hasPrefix("F") { isFloat = true; body = body.dropFirst(1) }
         else {
             if body.count == 4 || lower.count <= 4 {
-                throw UsageError("data format '\(spec)' is not one Tonearm can encode yet (PCM, ulaw, alaw)")
+                throw UsageError("data format '\(spec)' is not one Tonearm can encode yet (PCM, ulaw, alaw, flac)")
             }
             throw UsageError("cannot read -d \(spec); use e.g. LEI16, BEF32, UI8, ulaw")
         }
@@ -119,58 +199,69 @@ enum ConvertCommand {
         return .pcm(sampleRate: rate, channels: channels, bits: bits, isFloat: isFloat, isBigEndian: big, isSigned: signed)
     }
 
-    static func convert(_ file: AudioFile, properties p: FileProperties, to outPath: String, type: AudioFileTypeID,
-                        format output: StreamDescription, console: Console) throws(AudioError)
+    /// Reads IN through an ExtAudioFile whose client format is the output's PCM (or, for an
+    /// encoded output, integers at its bit depth), and writes OUT through another: the
+    /// reader decodes, mixes, resamples and dithers; the writer encodes. OUT is written under
+    /// a temporary name and renamed at the end, so a failure leaves no partial file and
+    /// keeps any file OUT was.
+    static func convert(_ input: ExtAudioFile, inPath: String, to outPath: String, plan: Plan,
+                        console: Console) throws(AudioError) -> JSON
     {
-        let input = p.dataFormat!
-        if output.sampleRate != input.sampleRate {
-            throw AudioError(.unsupportedDataFormat,
-                             "sample-rate conversion (\(StreamDescription.formatRate(input.sampleRate)) → \(StreamDescription.formatRate(output.sampleRate)) Hz) is not available yet")
+        let output = plan.format
+        guard let info = FormatRegistry.info(for: plan.type), info.writableFormats.contains(output.formatID) else {
+            throw AudioError(.unsupportedDataFormat, "\(plan.type) files cannot hold \(output.formatID) data")
         }
-        let converter = try AudioConverter(from: input, to: output, magicCookie: p.magicCookie)
-        let out = try AudioFile.create(path: outPath, type: type, format: output, flags: .eraseFile)
+        input.sampleRateConverterComplexity = plan.complexity
+        input.sampleRateConverterQuality = plan.quality
+        input.channelMap = plan.channelMap
+        input.dither = plan.dither ? .tpdf : .none
+        // The client format both sides share.
+        let client: StreamDescription = output.isPCM ? output
+            : output.formatID == .uLaw || output.formatID == .aLaw
+            ? .pcm(sampleRate: output.sampleRate, channels: output.channelsPerFrame, bits: 16)
+            : .pcm(sampleRate: output.sampleRate, channels: output.channelsPerFrame, bits: max(8, output.bitsPerChannel),
+                   isBigEndian: 1.bigEndian == 1, bytesPerSample: (max(8, output.bitsPerChannel) + 7) / 8)
+        let layout: ChannelLayout? = output.channelsPerFrame == input.fileDataFormat.channelsPerFrame && plan.channelMap == nil
+            ? input.fileChannelLayout : ChannelLayout.defaultLayout(channels: Int(output.channelsPerFrame))
+        try input.setClientDataFormat(client, channelLayout: plan.channelMap == nil ? layout : nil)
+        let temporary = outPath + ".tonearm-partial"
+        let writer = try ExtAudioFile.create(path: temporary, type: plan.type, format: output, channelLayout: layout,
+                                             flags: .eraseFile, encoderSettings: EncoderSettings(level: plan.encoderLevel))
         var ok = false
-        defer { if !ok { try? out.close(); removeFile(outPath) } }
-        if let layout = p.channelLayout { try? out.setProperty(.channelLayout, .channelLayout(layout)) }
-        if !p.info.isEmpty { try out.setProperty(.infoDictionary, .info(p.info)) }
-        let total = p.audioDataPacketCount ?? 0
-        // Frames to keep: the valid frames after the priming, when the file says.
-        let priming = Int64(p.packetTableInfo?.primingFrames ?? 0)
-        let keep = p.packetTableInfo?.numberValidFrames
-        let bytesPerFrame = Int64(output.bytesPerFrame)
-        var framesOut: Int64 = 0, framesSeen: Int64 = 0, packetsWritten: Int64 = 0
-        let chunk = max(1, (1 << 18) / Int(max(1, p.maximumPacketSize ?? 1)))
-        var progress = ProgressBar(console: console, label: "converting")
-        var next: Int64 = 0
-        var bytes: [UInt8] = []
-        while next < total {
-            let (data, descriptions) = try file.readPacketData(startingAt: next, count: chunk)
-            let n = descriptions?.count ?? data.count / Int(max(1, input.bytesPerPacket))
-            guard n > 0 else { break }
-            bytes.removeAll(keepingCapacity: true)
-            try data.withBytes { raw throws(AudioError) in
-                try converter.convert(packets: raw, count: n, descriptions: descriptions, into: &bytes)
+        defer {
+            if !ok {
+                try? writer.close()
+                removeFile(temporary)
             }
-            // Gapless trim: drop the priming, and anything past the valid frames.
-            let frames = Int64(bytes.count) / bytesPerFrame
-            var lo: Int64 = max(0, priming - framesSeen)
-            var hi: Int64 = frames
-            if let keep { hi = min(hi, priming + keep - framesSeen) }
-            lo = min(lo, frames)
-            framesSeen += frames
-            if hi > lo {
-                let slice = bytes[Int(lo * bytesPerFrame)..<Int(hi * bytesPerFrame)]
-                try slice.withBytes { raw throws(AudioError) in
-                    try out.writePackets(raw, count: Int(hi - lo), startingAt: packetsWritten)
-                }
-                packetsWritten += hi - lo
-                framesOut += hi - lo
-            }
-            next += Int64(n)
-            progress.update(next, of: total)
         }
+        try writer.setClientDataFormat(client)
+        if let tags = try? input.file.infoDictionary, !tags.isEmpty { try? writer.setInfo(tags) }
+        let total = input.clientLengthFrames
+        var progress = ProgressBar(console: console, label: "converting")
+        var bytes: [UInt8] = []
+        var frames: Int64 = 0
+        while true {
+            bytes.removeAll(keepingCapacity: true)
+            let n = try input.read(frames: 65536, into: &bytes)
+            if n == 0 { break }
+            try writer.write(bytes, frames: n)
+            frames += Int64(n)
+            progress.update(frames, of: total)
+        }
+        try writer.close()
         progress.finish()
-        try out.close()
+        guard rename(temporary, outPath) == 0 else {
+            throw AudioError(.permissions, "cannot move the output into place at \(outPath)")
+        }
         ok = true
+        let size = (try? FileSource(path: outPath).size) ?? nil
+        return .object([
+            ("input", .string(inPath)), ("output", .string(outPath)),
+            ("fileType", .string(plan.type.fourCC.string)), ("dataFormat", .string(output.description)),
+            ("formatID", .string(output.formatID.fourCC.string)), ("sampleRate", .double(output.sampleRate)),
+            ("channels", .int(Int64(output.channelsPerFrame))), ("bitsPerChannel", .int(Int64(output.bitsPerChannel))),
+            ("frames", .int(frames)), ("duration", .double(Double(frames) / output.sampleRate)),
+            ("bytes", size.map { .int($0) } ?? .null),
+        ])
     }
 }

@@ -25,6 +25,15 @@ public protocol AudioDecoder: AnyObject {
 
     /// Forgets all state between packets, after a seek or a discontinuity.
     func reset()
+
+    /// Packets to decode (and drop) before a packet reached by a seek, so that its output
+    /// equals a decode from the start: for decoders whose state carries across packets.
+    /// 0 by default.
+    var seekPrerollPackets: Int { get }
+}
+
+extension AudioDecoder {
+    public var seekPrerollPackets: Int { 0 }
 }
 
 /// Builds decoders from a stream description, as Apple's codec lookup does.

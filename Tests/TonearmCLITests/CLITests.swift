@@ -112,14 +112,61 @@ final class CLITests: XCTestCase {
         }
     }
 
-    func testConvertRefusesRateChangeWithFmt() {
+    func testConvertResamplesMixesAndSummarises() throws {
         let dir = makeTemporaryDirectory()
-        let r = tonearm(["convert", pcm + "wav_s16le_mono_16k.wav", dir + "/x.wav", "-d", "LEF32@48000"])
-        XCTAssertEqual(r.code, 1)
-        XCTAssertTrue(r.err.contains("('fmt?')"), r.err)
-        XCTAssertFalse(fileExists(dir + "/x.wav"))
-        XCTAssertEqual(tonearm(["convert", pcm + "wav_s16le_mono_16k.wav", dir + "/x.wav", "-d", "LEQ99"]).code, 64)
-        XCTAssertEqual(tonearm(["convert", pcm + "wav_s16le_mono_16k.wav", dir + "/x.unknown"]).code, 64)
+        let src = pcm + "wav_s24le_stereo.wav"
+        let r = tonearm(["convert", src, dir + "/x.caf", "-d", "LEF32@16000", "-c", "1", "--src-complexity", "bats", "-r", "127", "--json"])
+        XCTAssertEqual(r.code, 0, r.err)
+        let obj = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
+        XCTAssertEqual(obj["sampleRate"] as? Int, 16000)
+        XCTAssertEqual(obj["channels"] as? Int, 1)
+        XCTAssertEqual(obj["fileType"] as? String, "caff")
+        let input = try ExtAudioFile.open(path: src)
+        let expected = (input.fileLengthFrames * 16000 + Int64(input.fileDataFormat.sampleRate) - 1) / Int64(input.fileDataFormat.sampleRate)
+        XCTAssertEqual((obj["frames"] as? NSNumber)?.int64Value, expected)
+        let out = try ExtAudioFile.open(path: dir + "/x.caf")
+        XCTAssertEqual(out.fileLengthFrames, expected)
+        XCTAssertEqual(out.fileDataFormat.sampleRate, 16000)
+        XCTAssertEqual(out.fileDataFormat.channelsPerFrame, 1)
+        XCTAssertTrue(out.fileDataFormat.isFloat)
+        // A channel map swapping the pair is exact.
+        XCTAssertEqual(tonearm(["convert", src, dir + "/s.wav", "--channel-map", "1,0"]).code, 0)
+        let a = try ExtAudioFile.open(path: src), b = try ExtAudioFile.open(path: dir + "/s.wav")
+        var x: [UInt8] = [], y: [UInt8] = []
+        _ = try a.read(frames: 1 << 20, into: &x)
+        _ = try b.read(frames: 1 << 20, into: &y)
+        XCTAssertEqual(x.count, y.count)
+        XCTAssertTrue(stride(from: 0, to: x.count, by: 6).allSatisfy { Array(x[$0..<$0 + 3]) == Array(y[$0 + 3..<$0 + 6]) && Array(x[$0 + 3..<$0 + 6]) == Array(y[$0..<$0 + 3]) })
+    }
+
+    /// Unsupported combinations fail with 'fmt?' before writing; a failure part-way leaves
+    /// no partial output and keeps the file that was there.
+    func testConvertErrorsLeaveNothingBehind() throws {
+        let dir = makeTemporaryDirectory()
+        let src = pcm + "wav_s16le_mono_16k.wav"
+        for args in [["-d", "alac"], ["-f", "AIFF", "-d", "LEF32"], ["-c", "9"]] {
+            let r = tonearm(["convert", src, dir + "/x.aif"] + args)
+            XCTAssertEqual(r.code, 1, "\(args): \(r.err)")
+            XCTAssertTrue(r.err.contains("('fmt?')"), "\(args): \(r.err)")
+            XCTAssertFalse(fileExists(dir + "/x.aif"))
+            XCTAssertFalse(fileExists(dir + "/x.aif.tonearm-partial"))
+        }
+        XCTAssertEqual(tonearm(["convert", src, dir + "/x.wav", "-d", "LEQ99"]).code, 64)
+        XCTAssertEqual(tonearm(["convert", src, dir + "/x.unknown"]).code, 64)
+        XCTAssertEqual(tonearm(["convert", src, dir + "/x.wav", "--src-complexity", "fast"]).code, 64)
+        // An MS ADPCM file whose third block names a predictor that does not exist fails
+        // part-way with 'bada'.
+        var bytes = try readWholeFile(pcm + "wav_ms_adpcm.wav")
+        let blockAlign = Int(bytes[32]) | Int(bytes[33]) << 8
+        let data = try XCTUnwrap((0..<bytes.count - 4).first { bytes[$0..<$0 + 4] == [0x64, 0x61, 0x74, 0x61] }) + 8
+        bytes[data + 2 * blockAlign] = 0x7F
+        try writeWholeFile(dir + "/bad.wav", bytes)
+        try writeWholeFile(dir + "/keep.wav", [1, 2, 3])
+        let r = tonearm(["convert", dir + "/bad.wav", dir + "/keep.wav"])
+        XCTAssertEqual(r.code, 1, r.err)
+        XCTAssertTrue(r.err.contains("('bada')"), r.err)
+        XCTAssertTrue(try readWholeFile(dir + "/keep.wav") == [1, 2, 3])
+        XCTAssertFalse(fileExists(dir + "/keep.wav.tonearm-partial"))
     }
 
     func testConvertBetweenPCMLayoutsIsLossless() throws {

@@ -79,6 +79,26 @@ public func fuzzParser(_ input: [UInt8], hint: AudioFileTypeID?, chunk: Int, fet
         _ = try? file.property(.estimatedDuration)
         _ = try? file.packet(forFrame: 1000)
         _ = try? file.byte(forPacket: total / 2)
+        decodeSome(file, selector: input.count)
+    }
+}
+
+/// What a player or `tonearm convert` does with a parsed file: decode through ExtAudioFile
+/// into a client format (picked by `selector`: as is, Float32 16 kHz mono, or 48 kHz
+/// stereo 16-bit), seek, and read a little. Checks the bytes read match the frames counted.
+func decodeSome(_ file: AudioFile, selector: Int) {
+    guard let ext = try? ExtAudioFile(reading: file) else { return }
+    switch selector % 3 {
+    case 1: _ = try? ext.setClientDataFormat(.pcm(sampleRate: 16000, channels: 1, bits: 32, isFloat: true))
+    case 2: _ = try? ext.setClientDataFormat(.pcm(sampleRate: 48000, channels: 2, bits: 16))
+    default: break
+    }
+    let bytesPerFrame = Int(ext.clientDataFormat.bytesPerFrame)
+    var out: [UInt8] = []
+    if let n = try? ext.read(frames: 5000, into: &out) { precondition(out.count == n * bytesPerFrame) }
+    if (try? ext.seek(toFrame: Int64(selector % 50_000))) != nil {
+        out.removeAll()
+        if let n = try? ext.read(frames: 3000, into: &out) { precondition(out.count == n * bytesPerFrame) }
     }
 }
 

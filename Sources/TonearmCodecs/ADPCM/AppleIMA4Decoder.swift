@@ -18,6 +18,9 @@ public final class AppleIMA4Decoder: ADPCMBlockDecoder {
     public let inputFormat: StreamDescription
     public let outputFormat: StreamDescription
     public var maximumFramesPerPacket: Int { Self.framesPerPacket }
+    /// The predictor's low bits come from the packets before: one packet of run-up gives
+    /// them back approximately (exactly only by decoding from the start).
+    public var seekPrerollPackets: Int { 1 }
     let channels: Int
     let bytesPerBlock: Int
     let sampleFormat: PCMBuffer.CommonFormat

@@ -1,0 +1,421 @@
+import TonearmCore
+import TonearmCodecs
+import TonearmFormats
+
+/// Apple's `ExtAudioFile`: an ``AudioFile`` with an ``AudioConverter`` in front, so a
+/// program reads and writes frames in the format it wants (its *client format*) whatever the
+/// file holds.
+///
+/// Reading: open any file Tonearm parses and decodes, set ``clientDataFormat`` (say Float32,
+/// 16 kHz, mono, as a speech pipeline wants), and ``read(frames:into:)`` gives frames decoded,
+/// converted, resampled and trimmed of the encoder's priming and remainder. ``seek(toFrame:)``
+/// is sample-accurate wherever the file maps frames to packets (a packet table or constant
+/// packets): the frames read after a seek are exactly those a read from the start gives at
+/// that place, resampled or not.
+///
+/// Writing: ``create(path:type:format:channelLayout:flags:)`` makes a file of a data format,
+/// and frames written in the client format are converted to it (and encoded, for
+/// compressed formats with an encoder) before they reach the file; ``close()`` finishes it.
+public final class ExtAudioFile {
+    /// The file underneath.
+    public let file: AudioFile
+    /// The file's data format (`kExtAudioFileProperty_FileDataFormat`).
+    public let fileDataFormat: StreamDescription
+    /// The file's channel layout, when it has one.
+    public let fileChannelLayout: ChannelLayout?
+    /// The format frames are read or written in. Defaults to the file's format when that is
+    /// PCM, else native-endian Float32 (reading) or 16- or 32-bit integers (writing).
+    public private(set) var clientDataFormat: StreamDescription
+    /// The layout of the client's channels, when set with the client format.
+    public private(set) var clientChannelLayout: ChannelLayout?
+
+    /// Apple's ChannelMap between the file's channels and the client's (reading) or the
+    /// client's and the file's (writing).
+    public var channelMap: [Int]? { didSet { converterChanged() } }
+    /// The resampler's complexity: 'line', 'norm' or 'bats'.
+    public var sampleRateConverterComplexity: SampleRateConverterComplexity = .normal { didSet { converterChanged() } }
+    /// The resampler's quality, 0 to 127.
+    public var sampleRateConverterQuality: Int = 0x60 { didSet { converterChanged() } }
+    /// TPDF dither when integer output keeps fewer bits than the source.
+    public var dither: DitherAlgorithm = .none { didSet { converterChanged() } }
+
+    private let properties: FileProperties?
+    private var converter: AudioConverter?
+    // Reading state.
+    /// The next packet to hand the converter.
+    private var nextPacket: Int64 = 0
+    /// Client frames still to drop after a seek (resampled output before the wanted frame).
+    private var clientFramesToSkip: Int64 = 0
+    /// The client frame the next read returns.
+    private var clientPosition: Int64 = 0
+    // Writing state.
+    private let isWriting: Bool
+    private var encoder: AudioEncoder?
+    private var packetsWritten: Int64 = 0
+    private var pendingBytes: [UInt8] = []
+    private var closed = false
+
+    // MARK: Opening
+
+    /// Opens a file for reading (`ExtAudioFileOpenURL`).
+    public static func open(path: String) throws(AudioError) -> ExtAudioFile {
+        try ExtAudioFile(reading: AudioFile(path: path))
+    }
+
+    /// Reads through an open ``AudioFile`` (`ExtAudioFileWrapAudioFileID`).
+    public init(reading file: AudioFile) throws(AudioError) {
+        let p = try file.properties
+        guard let format = p.dataFormat else { throw AudioError(.unsupportedDataFormat, "the file has no audio format") }
+        guard CodecRegistry.canDecode(format.formatID) else {
+            throw AudioError(.unsupportedDataFormat, "Tonearm cannot decode \(format.formatID) data yet")
+        }
+        self.file = file
+        properties = p
+        fileDataFormat = format
+        fileChannelLayout = p.channelLayout
+        isWriting = false
+        clientDataFormat = format.isPCM && PCMEncoder.canEncode(format) ? format
+            : .pcm(sampleRate: format.sampleRate, channels: format.channelsPerFrame, bits: 32, isFloat: true,
+                   isBigEndian: 1.bigEndian == 1)
+        try makeReadConverter()
+    }
+
+    /// Sets the client format, and optionally the client's channel layout
+    /// (`kExtAudioFileProperty_ClientDataFormat` and `ClientChannelLayout`). The sample rate and
+    /// channel count may differ from the file's. Reading, the position is kept.
+    public func setClientDataFormat(_ format: StreamDescription, channelLayout: ChannelLayout? = nil) throws(AudioError) {
+        guard !closed else { throw AudioError(.notOpen, "the file is closed") }
+        guard format.isPCM, PCMEncoder.canEncode(format) || PCMBuffer.commonFormat(of: format) != nil else {
+            throw AudioError(.unsupportedDataFormat, "a client format must be linear PCM, not \(format)")
+        }
+        if isWriting && packetsWritten > 0 {
+            throw AudioError(.illegalOperation, "the client format cannot change once frames are written")
+        }
+        let old = (clientDataFormat, clientChannelLayout)
+        var f = format
+        if f.sampleRate == 0 { f.sampleRate = fileDataFormat.sampleRate }
+        clientDataFormat = f
+        clientChannelLayout = channelLayout
+        do throws(AudioError) {
+            if isWriting { try makeWriteConverter() } else {
+                let frame = tell()
+                try makeReadConverter()
+                try seek(toFrame: frame)
+            }
+        } catch {
+            (clientDataFormat, clientChannelLayout) = old
+            if isWriting { try? makeWriteConverter() } else { try? makeReadConverter() }
+            throw error
+        }
+    }
+
+    private func converterChanged() {
+        guard !closed else { return }
+        if isWriting {
+            try? makeWriteConverter()
+        } else {
+            let frame = tell()
+            try? makeReadConverter()
+            try? seek(toFrame: frame)
+        }
+    }
+
+    private func configure(_ c: AudioConverter) throws(AudioError) {
+        c.channelMap = channelMap
+        c.sampleRateConverterComplexity = sampleRateConverterComplexity
+        c.sampleRateConverterQuality = sampleRateConverterQuality
+        c.dither = dither
+        try c.prepare()
+    }
+
+    // MARK: Reading
+
+    private var packetTable: PacketTableInfo? { properties?.packetTableInfo }
+    private var priming: Int64 { Int64(max(0, packetTable?.primingFrames ?? 0)) }
+
+    /// Frames in the file at its own rate, after trimming: `kExtAudioFileProperty_FileLengthFrames`.
+    public var fileLengthFrames: Int64 {
+        if let t = packetTable, t.numberValidFrames > 0 { return t.numberValidFrames }
+        return max(0, (properties?.totalFrames ?? 0) - priming - Int64(max(0, packetTable?.remainderFrames ?? 0)))
+    }
+
+    /// Frames a full read gives in the client format: ⌈file frames × client rate / file rate⌉.
+    public var clientLengthFrames: Int64 { clientFrames(fileFrames: fileLengthFrames) }
+
+    private func makeReadConverter() throws(AudioError) {
+        let c = try AudioConverter(from: fileDataFormat, to: clientDataFormat, magicCookie: properties?.magicCookie)
+        c.inputChannelLayout = fileChannelLayout
+        c.outputChannelLayout = clientChannelLayout
+        try configure(c)
+        converter = c
+        try startReading(atFileFrame: 0, clientSkip: 0)
+        clientPosition = 0
+    }
+
+    /// Reads up to `frames` frames in the client format and appends their bytes to `out`
+    /// (`ExtAudioFileRead`). Returns the frames read: fewer only at the end of the file, 0 after it.
+    public func read(frames: Int, into out: inout [UInt8]) throws(AudioError) -> Int {
+        guard !isWriting, !closed, let converter else { throw AudioError(.permissions, "the file is not open for reading") }
+        let bytesPerFrame = Int(clientDataFormat.bytesPerFrame)
+        var got = 0
+        // Frames before a seek target, made by the resampler's run-up, are read and dropped.
+        while clientFramesToSkip > 0 {
+            var scratch: [UInt8] = []
+            let n = try converter.fillComplexBuffer(frames: Int(min(clientFramesToSkip, 65536)), into: &scratch, input: nextPackets)
+            guard n > 0 else { clientFramesToSkip = 0; break }
+            clientFramesToSkip -= Int64(n)
+        }
+        let start = out.count
+        got = try converter.fillComplexBuffer(frames: frames, into: &out, input: nextPackets)
+        precondition(out.count - start == got * bytesPerFrame)
+        clientPosition += Int64(got)
+        return got
+    }
+
+    /// Reads into a PCM buffer of the client format (a native Float32, Int16 or Int32
+    /// format), from its `frameLength` up to its capacity. Returns the frames read.
+    public func read(into buffer: PCMBuffer) throws(AudioError) -> Int {
+        var bytes: [UInt8] = []
+        guard PCMBuffer.commonFormat(of: clientDataFormat) == buffer.commonFormat,
+              buffer.channelCount == Int(clientDataFormat.channelsPerFrame)
+        else {
+            throw AudioError(.unsupportedDataFormat, "the buffer does not hold the client format \(clientDataFormat)")
+        }
+        let n = try read(frames: buffer.frameCapacity - buffer.frameLength, into: &bytes)
+        buffer.append(interleavedBytes: bytes, frames: n)
+        return n
+    }
+
+    /// The converter's input callback: the next packets of the file.
+    private func nextPackets(_ wanted: Int) throws(AudioError) -> AudioConverter.InputPackets? {
+        let total = properties?.audioDataPacketCount ?? 0
+        guard nextPacket < total else { return nil }
+        let n = Int(min(Int64(max(1, wanted)), total - nextPacket))
+        let (data, descriptions) = try file.readPacketData(startingAt: nextPacket, count: n)
+        let count = descriptions?.count ?? data.count / max(1, Int(fileDataFormat.bytesPerPacket))
+        guard count > 0 else { return nil }
+        nextPacket += Int64(count)
+        return AudioConverter.InputPackets(data: data, packetCount: count, descriptions: descriptions)
+    }
+
+    /// Seeks so that the next read starts at `frame` (`ExtAudioFileSeek`), counted in the
+    /// client format's sample rate (equal to the file's frames when the rates are equal) and
+    /// after the priming. Exact for every file that maps frames to packets; others are
+    /// decoded from the start up to the frame.
+    public func seek(toFrame frame: Int64) throws(AudioError) {
+        guard !isWriting, !closed else { throw AudioError(.permissions, "the file is not open for reading") }
+        guard frame >= 0 else { throw AudioError(.position, "frame \(frame) is negative") }
+        let inRate = fileDataFormat.sampleRate, outRate = clientDataFormat.sampleRate
+        if inRate == outRate {
+            try startReading(atFileFrame: frame, clientSkip: 0)
+        } else if let (inStep, outStep) = ExtAudioFile.rateSteps(inRate, outRate) {
+            // Start the resampler at a file frame where the two sample grids meet, far
+            // enough before the target that its filter has run up on real input, so the
+            // frames from the target on are those a read from the start gives.
+            let target = Double(frame) * inRate / outRate
+            let runUp = 16384 * max(1, inRate / outRate)
+            let steps = max(0, Int64(((target - runUp) / Double(inStep)).rounded(.down)))
+            let fileStart = steps * inStep
+            try startReading(atFileFrame: fileStart, clientSkip: frame - steps * outStep)
+        } else {
+            try startReading(atFileFrame: 0, clientSkip: frame)
+        }
+        clientPosition = frame
+    }
+
+    /// The client frame the next read returns (`ExtAudioFileTell`).
+    public func tell() -> Int64 { clientPosition }
+
+    /// Input and output frames after which integer rates line up again, when they are
+    /// integers small enough to step by.
+    static func rateSteps(_ inRate: Double, _ outRate: Double) -> (Int64, Int64)? {
+        guard inRate == inRate.rounded(), outRate == outRate.rounded(), inRate >= 1, outRate >= 1,
+              inRate < 1e9, outRate < 1e9 else { return nil }
+        var a = Int64(inRate), b = Int64(outRate)
+        while b != 0 { (a, b) = (b, a % b) }
+        return (Int64(inRate) / a, Int64(outRate) / a)
+    }
+
+    private func clientFrames(fileFrames: Int64) -> Int64 {
+        let inRate = fileDataFormat.sampleRate, outRate = clientDataFormat.sampleRate
+        if inRate == outRate { return fileFrames }
+        if let (i, o) = ExtAudioFile.rateSteps(inRate, outRate) {
+            let (q, r) = fileFrames.quotientAndRemainder(dividingBy: i)
+            return q * o + (r * o + i - 1) / i
+        }
+        return Int64((Double(fileFrames) * outRate / inRate).rounded(.up))
+    }
+
+    /// Points the converter at file frame `fileFrame` (after the priming): the packet that
+    /// holds it (less the codec's roll distance), the frames to drop inside it, and the
+    /// valid frames left.
+    private func startReading(atFileFrame fileFrame: Int64, clientSkip: Int64) throws(AudioError) {
+        guard let converter else { return }
+        converter.reset()
+        let decoded = priming + fileFrame
+        var packet: Int64 = 0, skip = decoded
+        if decoded > 0, let (p, _) = try? file.packet(forFrame: decoded) {
+            let roll = max((try? file.rollDistance(forPacket: p)) ?? 0, Int64(converter.decoderPrerollPackets))
+            packet = max(0, p - roll)
+            skip = decoded - (try file.frame(forPacket: packet))
+        }
+        nextPacket = packet
+        converter.framesToSkip = skip
+        let valid = packetTable.flatMap { $0.numberValidFrames > 0 ? $0.numberValidFrames : nil }
+        converter.framesToKeep = valid.map { max(0, $0 - fileFrame) }
+        clientFramesToSkip = clientSkip
+    }
+
+    // MARK: Writing
+
+    /// Creates a file to write (`ExtAudioFileCreateWithURL`) holding `format`: linear PCM,
+    /// G.711, or a compressed format Tonearm encodes (FLAC, with `encoderSettings`). Set ``clientDataFormat`` to
+    /// write in another format; it starts as `format` for PCM, or native 16-bit (or 32-bit
+    /// for deeper sources) integers.
+    public static func create(path: String, type: AudioFileTypeID, format: StreamDescription,
+                              channelLayout: ChannelLayout? = nil, flags: AudioFile.CreateFlags = [.eraseFile],
+                              encoderSettings: EncoderSettings = .init()) throws(AudioError) -> ExtAudioFile
+    {
+        try ExtAudioFile(path: path, type: type, format: format, channelLayout: channelLayout, flags: flags,
+                         settings: encoderSettings)
+    }
+
+    private init(path: String, type: AudioFileTypeID, format: StreamDescription, channelLayout: ChannelLayout?,
+                 flags: AudioFile.CreateFlags, settings: EncoderSettings) throws(AudioError)
+    {
+        var encoder: AudioEncoder?
+        var fileFormat = format
+        if !format.isPCM && format.formatID != .uLaw && format.formatID != .aLaw {
+            let e = try CodecRegistry.makeEncoder(for: format, settings: settings)
+            encoder = e
+            fileFormat = e.outputFormat
+        } else if !PCMEncoder.canEncode(format) {
+            throw AudioError(.unsupportedDataFormat, "Tonearm cannot write \(format) data")
+        }
+        file = try AudioFile.create(path: path, type: type, format: fileFormat, flags: flags)
+        self.encoder = encoder
+        fileDataFormat = fileFormat
+        fileChannelLayout = channelLayout
+        properties = nil
+        isWriting = true
+        let bits: UInt32 = format.bitsPerChannel > 16 ? 32 : 16
+        clientDataFormat = format.isPCM ? format
+            : .pcm(sampleRate: format.sampleRate, channels: format.channelsPerFrame, bits: bits, isBigEndian: 1.bigEndian == 1)
+        if let channelLayout { try file.setProperty(.channelLayout, .channelLayout(channelLayout)) }
+        if let encoder { try file.setProperty(.magicCookieData, .data(encoder.magicCookie)) }
+        try makeWriteConverter()
+    }
+
+    /// The PCM the converter makes for the file: the file's format, or the encoder's input.
+    private var writeTarget: StreamDescription {
+        guard let encoder else { return fileDataFormat }
+        let bits = UInt32(encoder.inputCommonFormat.bytesPerSample * 8)
+        return .pcm(sampleRate: fileDataFormat.sampleRate, channels: fileDataFormat.channelsPerFrame, bits: bits,
+                    isFloat: encoder.inputCommonFormat == .float32, isBigEndian: 1.bigEndian == 1)
+    }
+
+    private func makeWriteConverter() throws(AudioError) {
+        let c = try AudioConverter(from: clientDataFormat, to: writeTarget)
+        c.inputChannelLayout = clientChannelLayout
+        c.outputChannelLayout = fileChannelLayout
+        try configure(c)
+        converter = c
+    }
+
+    /// Writes frames given as bytes in the client format (`ExtAudioFileWrite`).
+    public func write(_ bytes: UnsafeRawBufferPointer, frames: Int) throws(AudioError) {
+        guard isWriting, !closed, let converter else { throw AudioError(.permissions, "the file is not open for writing") }
+        guard frames >= 0, bytes.count >= frames * Int(clientDataFormat.bytesPerFrame) else {
+            throw AudioError(.invalidInputSize, "\(frames) frames need \(frames * Int(clientDataFormat.bytesPerFrame)) bytes, not \(bytes.count)")
+        }
+        pendingBytes.removeAll(keepingCapacity: true)
+        try converter.convert(packets: UnsafeRawBufferPointer(rebasing: bytes[0..<frames * Int(clientDataFormat.bytesPerFrame)]),
+                              count: frames, descriptions: nil, into: &pendingBytes)
+        try store(pendingBytes)
+    }
+
+    /// Writes frames given as bytes in the client format, from an array.
+    public func write(_ bytes: [UInt8], frames: Int) throws(AudioError) {
+        try bytes.withBytes { raw throws(AudioError) in try write(raw, frames: frames) }
+    }
+
+    /// Writes the valid frames of a PCM buffer whose format matches the client format's
+    /// channels and rate (any common sample type or layout).
+    public func write(_ buffer: PCMBuffer) throws(AudioError) {
+        guard isWriting, !closed, let converter else { throw AudioError(.permissions, "the file is not open for writing") }
+        pendingBytes.removeAll(keepingCapacity: true)
+        try converter.convert(buffer, into: &pendingBytes)
+        try store(pendingBytes)
+    }
+
+    /// Hands converted PCM to the encoder, or straight to the file.
+    private func store(_ pcm: [UInt8]) throws(AudioError) {
+        guard !pcm.isEmpty else { return }
+        let target = writeTarget
+        let frames = pcm.count / Int(target.bytesPerFrame)
+        guard let encoder else {
+            try file.writePackets(pcm, count: frames, startingAt: packetsWritten)
+            packetsWritten += Int64(frames)
+            return
+        }
+        let buffer = PCMBuffer(commonFormat: encoder.inputCommonFormat, sampleRate: target.sampleRate,
+                               channels: Int(target.channelsPerFrame), interleaved: true, frameCapacity: frames)
+        buffer.append(interleavedBytes: pcm, frames: frames)
+        var packets: [UInt8] = []
+        var descriptions: [PacketDescription] = []
+        try encoder.encode(buffer, into: &packets, descriptions: &descriptions)
+        try writeEncoded(packets, descriptions)
+    }
+
+    private func writeEncoded(_ packets: [UInt8], _ descriptions: [PacketDescription]) throws(AudioError) {
+        guard !descriptions.isEmpty else { return }
+        try file.writePackets(packets, count: descriptions.count, descriptions: descriptions, startingAt: packetsWritten)
+        packetsWritten += Int64(descriptions.count)
+    }
+
+    /// Sets the file's info dictionary (titles, artist…) before closing; written where the
+    /// file type holds metadata.
+    public func setInfo(_ info: InfoDictionary) throws(AudioError) {
+        guard isWriting else { throw AudioError(.permissions, "the file is not open for writing") }
+        try file.setProperty(.infoDictionary, .info(info))
+    }
+
+    /// Finishes the file (`ExtAudioFileDispose`): the resampler's last frames, the
+    /// encoder's last packet and final cookie, then the file's sizes and metadata.
+    public func close() throws(AudioError) {
+        guard !closed else { return }
+        closed = true
+        defer { converter = nil }
+        if isWriting, let converter {
+            pendingBytes.removeAll(keepingCapacity: true)
+            try converter.finish(into: &pendingBytes)
+            try store(pendingBytes)
+            if let encoder {
+                var packets: [UInt8] = []
+                var descriptions: [PacketDescription] = []
+                try encoder.finish(into: &packets, descriptions: &descriptions)
+                try writeEncoded(packets, descriptions)
+                try file.setProperty(.magicCookieData, .data(encoder.magicCookie))
+            }
+        }
+        try file.close()
+    }
+
+    deinit { if !closed { try? close() } }
+}
+
+extension PCMBuffer {
+    /// Appends `frames` frames given as interleaved native-endian bytes of this buffer's
+    /// sample type, after `frameLength` (de-interleaving into a planar buffer).
+    func append(interleavedBytes bytes: [UInt8], frames: Int) {
+        let packed = PCMBuffer(commonFormat: commonFormat, sampleRate: format.sampleRate, channels: channelCount,
+                               interleaved: true, frameCapacity: frames)
+        packed.withUnsafeMutableRawBytes { dst in
+            bytes.withUnsafeBytes { src in
+                dst.baseAddress!.copyMemory(from: src.baseAddress!, byteCount: min(src.count, dst.count))
+            }
+        }
+        packed.frameLength = frames
+        packed.copyFrames(from: 0, count: frames, into: self, at: frameLength)
+    }
+}

@@ -1,0 +1,213 @@
+import Foundation
+import XCTest
+import Tonearm
+import TonearmTestSupport
+
+/// ExtAudioFile: reading in a client format, sample-accurate seeking, and writing through
+/// every writer.
+final class ExtAudioFileTests: XCTestCase {
+    func readAll(_ f: ExtAudioFile, chunk: Int = 1000) throws -> [UInt8] {
+        var out: [UInt8] = []
+        while try f.read(frames: chunk, into: &out) > 0 {}
+        return out
+    }
+
+    func testReadsFLACInTheClientFormatMatchingTheStreamMD5() throws {
+        for name in ["flac_default", "flac_5.1", "flac_variable", "flac_24bit_24k"] {
+            let f = try ExtAudioFile.open(path: fixturesDirectory + "/flac/\(name).flac")
+            let bits = f.fileDataFormat.bitsPerChannel
+            let cookie = try XCTUnwrap(f.file.magicCookie)
+            if bits == 16 {
+                try f.setClientDataFormat(.pcm(sampleRate: 0, channels: f.fileDataFormat.channelsPerFrame, bits: 16))
+            } else {
+                try f.setClientDataFormat(.pcm(sampleRate: 0, channels: f.fileDataFormat.channelsPerFrame, bits: bits))
+            }
+            let pcm = try readAll(f, chunk: 333)
+            XCTAssertEqual(MD5.digest(pcm), Array(cookie.suffix(16)), name)
+            XCTAssertEqual(Int64(pcm.count) / Int64(f.clientDataFormat.bytesPerFrame), f.fileLengthFrames, name)
+            XCTAssertEqual(f.tell(), f.fileLengthFrames, name)
+        }
+    }
+
+    func testDefaultClientFormatOfCompressedFilesIsFloat32() throws {
+        let f = try ExtAudioFile.open(path: fixturesDirectory + "/flac/flac_default.flac")
+        XCTAssertTrue(f.clientDataFormat.isFloat)
+        XCTAssertEqual(f.clientDataFormat.bitsPerChannel, 32)
+        let buffer = try XCTUnwrap(PCMBuffer(format: f.clientDataFormat, frameCapacity: 20000))
+        XCTAssertEqual(try f.read(into: buffer), 11026)
+        XCTAssertEqual(buffer.frameLength, 11026)
+    }
+
+    /// Every (file, client format) pair: a seek then a read gives exactly the frames a read
+    /// from the start gives there.
+    func testSeekIsSampleAccurate() throws {
+        let files = [fixturesDirectory + "/flac/flac_default.flac", fixturesDirectory + "/flac/flac_variable.flac",
+                     fixturesDirectory + "/pcm/caf_ima4.caf", packageRoot + "/Samples/tone-stereo.wav",
+                     fixturesDirectory + "/alac/alac_16_stereo.m4a", fixturesDirectory + "/alac/alac_24_stereo.m4a"]
+        for path in files {
+            let probe = try ExtAudioFile.open(path: path)
+            let rate = probe.fileDataFormat.sampleRate
+            let clients: [StreamDescription] = [
+                .pcm(sampleRate: 0, channels: probe.fileDataFormat.channelsPerFrame, bits: 16),
+                .pcm(sampleRate: 16000, channels: 1, bits: 32, isFloat: true),
+                .pcm(sampleRate: rate == 48000 ? 44100 : 48000, channels: 2, bits: 32, isFloat: true),
+            ]
+            for client in clients {
+                let f = try ExtAudioFile.open(path: path)
+                try f.setClientDataFormat(client)
+                let bpf = Int(f.clientDataFormat.bytesPerFrame)
+                let whole = try readAll(f)
+                let total = whole.count / bpf
+                XCTAssertEqual(Int64(total), f.clientLengthFrames, "\(path) as \(client)")
+                for target in [0, 1, 63, 64, 1000, 4095, 4096, 4097, total / 2, total - 5] where target >= 0 && target < total {
+                    try f.seek(toFrame: Int64(target))
+                    XCTAssertEqual(f.tell(), Int64(target))
+                    var got: [UInt8] = []
+                    let n = try f.read(frames: 777, into: &got)
+                    XCTAssertEqual(n, min(777, total - target), "\(path) as \(client) at \(target)")
+                    let expected = Array(whole[target * bpf..<(target + n) * bpf])
+                    if path.hasSuffix("ima4.caf") && client.bitsPerChannel == 16 {
+                        // IMA4's predictor keeps low bits from every packet before, which a
+                        // seek cannot know: the samples land in place, a few LSBs apart.
+                        let a = got.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+                        let b = expected.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+                        let worst = zip(a, b).map { abs(Int($0) - Int($1)) }.max() ?? 0
+                        XCTAssertLessThanOrEqual(worst, 128, "\(path) at \(target)")
+                    } else {
+                        XCTAssertTrue(got == expected, "\(path) as \(client): frames at \(target) differ after a seek")
+                    }
+                    XCTAssertEqual(f.tell(), Int64(target + n))
+                }
+            }
+        }
+    }
+
+    /// Far into a long file, a resampled seek starts the resampler part-way (where the two
+    /// rates' sample grids meet) and still gives the frames of a read from the start.
+    func testResampledSeekFarIntoALongFile() throws {
+        let path = makeTemporaryDirectory() + "/long.wav"
+        let frames = 200_000
+        let w = try ExtAudioFile.create(path: path, type: .wave, format: .pcm(sampleRate: 44100, channels: 2, bits: 16))
+        try w.write(AudioConverterTests.bytes(AudioConverterTests.signal(frames: frames, channels: 2)), frames: frames)
+        try w.close()
+        for (rate, complexity) in [(48000.0, SampleRateConverterComplexity.normal), (16000, .mastering), (22050, .linear)] {
+            let f = try ExtAudioFile.open(path: path)
+            f.sampleRateConverterComplexity = complexity
+            try f.setClientDataFormat(.pcm(sampleRate: rate, channels: 1, bits: 32, isFloat: true))
+            let whole = try readAll(f, chunk: 4096)
+            let total = whole.count / 4
+            XCTAssertEqual(Int64(total), f.clientLengthFrames)
+            for target in [total - 1, total / 2 + 1, 150_001 * Int(rate) / 44100] {
+                try f.seek(toFrame: Int64(target))
+                var got: [UInt8] = []
+                let n = try f.read(frames: 3000, into: &got)
+                XCTAssertEqual(n, min(3000, total - target))
+                XCTAssertTrue(got == Array(whole[target * 4..<(target + n) * 4]), "\(rate) Hz \(complexity) at \(target)")
+            }
+        }
+    }
+
+    func testResamplingToSpeechFormatGivesTheRatioLength() throws {
+        let f = try ExtAudioFile.open(path: packageRoot + "/Samples/tone-stereo.wav")
+        try f.setClientDataFormat(.pcm(sampleRate: 16000, channels: 1, bits: 32, isFloat: true))
+        let frames = try readAll(f).count / 4
+        let n = f.fileLengthFrames
+        XCTAssertEqual(Int64(frames), (n * 16000 + Int64(f.fileDataFormat.sampleRate) - 1) / Int64(f.fileDataFormat.sampleRate))
+    }
+
+    /// Writes a signal through each PCM writer with a 16-bit client and reads it back.
+    func testRoundTripThroughEveryWriter() throws {
+        let dir = makeTemporaryDirectory()
+        let frames = 20000
+        let samples = AudioConverterTests.signal(frames: frames, channels: 2)
+        let bytes = AudioConverterTests.bytes(samples)
+        let cases: [(AudioFileTypeID, String, StreamDescription)] = [
+            (.wave, "wav", .pcm(sampleRate: 44100, channels: 2, bits: 24)),
+            (.rf64, "rf64", .pcm(sampleRate: 44100, channels: 2, bits: 16)),
+            (.wave64, "w64", .pcm(sampleRate: 44100, channels: 2, bits: 32, isFloat: true)),
+            (.aiff, "aiff", .pcm(sampleRate: 44100, channels: 2, bits: 16, isBigEndian: true)),
+            (.aifc, "aifc", .pcm(sampleRate: 44100, channels: 2, bits: 24, isBigEndian: true)),
+            (.caf, "caf", .pcm(sampleRate: 44100, channels: 2, bits: 32, isBigEndian: true)),
+            (.next, "au", .pcm(sampleRate: 44100, channels: 2, bits: 16, isBigEndian: true)),
+        ]
+        for (type, ext, format) in cases {
+            let path = dir + "/out." + ext
+            let w = try ExtAudioFile.create(path: path, type: type, format: format)
+            try w.setClientDataFormat(.pcm(sampleRate: 44100, channels: 2, bits: 16))
+            var at = 0
+            for size in [1, 4095, 10000, 100_000] where at < frames {
+                let n = min(size, frames - at)
+                try w.write(Array(bytes[at * 4..<(at + n) * 4]), frames: n)
+                at += n
+            }
+            try w.close()
+            let r = try ExtAudioFile.open(path: path)
+            XCTAssertEqual(try r.file.fileType, type, ext)
+            XCTAssertEqual(r.fileDataFormat.bitsPerChannel, format.bitsPerChannel, ext)
+            try r.setClientDataFormat(.pcm(sampleRate: 0, channels: 2, bits: 16))
+            XCTAssertEqual(r.fileLengthFrames, Int64(frames), ext)
+            XCTAssertTrue(try readAll(r) == bytes, "\(ext): the samples read back differ")
+        }
+    }
+
+    /// FLAC through ExtAudioFile: the encoder behind the converter, the final STREAMINFO
+    /// (MD5 of the samples), tags; read back exactly, and decoded alike by `flac -d`.
+    func testWritesFLACThroughTheEncoder() throws {
+        let dir = makeTemporaryDirectory()
+        let frames = 30000
+        let samples = AudioConverterTests.signal(frames: frames, channels: 2)
+        let bytes = AudioConverterTests.bytes(samples)
+        let flac = StreamDescription(sampleRate: 44100, formatID: .flac, bytesPerPacket: 0, framesPerPacket: 0, bytesPerFrame: 0,
+                                     channelsPerFrame: 2, bitsPerChannel: 16)
+        let w = try ExtAudioFile.create(path: dir + "/x.flac", type: .flac, format: flac)
+        try w.setClientDataFormat(.pcm(sampleRate: 44100, channels: 2, bits: 16))
+        var info = InfoDictionary()
+        info[InfoDictionary.title] = "Tonearm test"
+        try w.setInfo(info)
+        for start in stride(from: 0, to: frames, by: 7000) {
+            let n = min(7000, frames - start)
+            try w.write(Array(bytes[start * 4..<(start + n) * 4]), frames: n)
+        }
+        try w.close()
+        let r = try ExtAudioFile.open(path: dir + "/x.flac")
+        XCTAssertEqual(r.fileDataFormat.formatID, .flac)
+        XCTAssertEqual(r.fileLengthFrames, Int64(frames))
+        XCTAssertEqual(try r.file.infoDictionary[InfoDictionary.title], "Tonearm test")
+        try r.setClientDataFormat(.pcm(sampleRate: 0, channels: 2, bits: 16))
+        XCTAssertTrue(try readAll(r) == bytes)
+        XCTAssertEqual(Array(try XCTUnwrap(r.file.magicCookie).suffix(16)), MD5.digest(bytes))
+        if let tool = which("flac") {
+            let decoded = try runToolData(tool, ["-d", "-c", "-s", "--force-raw-format", "--endian=little", "--sign=signed", dir + "/x.flac"])
+            XCTAssertTrue(decoded == bytes, "flac -d disagrees")
+        }
+    }
+
+    func testWritingResamplesAndMixesTheClientFormat() throws {
+        let dir = makeTemporaryDirectory()
+        let frames = 44100
+        let samples = AudioConverterTests.signal(frames: frames, channels: 2)
+        let w = try ExtAudioFile.create(path: dir + "/m.wav", type: .wave, format: .pcm(sampleRate: 48000, channels: 1, bits: 16))
+        try w.setClientDataFormat(.pcm(sampleRate: 44100, channels: 2, bits: 16))
+        try w.write(AudioConverterTests.bytes(samples), frames: frames)
+        try w.close()
+        let r = try ExtAudioFile.open(path: dir + "/m.wav")
+        XCTAssertEqual(r.fileLengthFrames, 48000)
+        XCTAssertEqual(r.fileDataFormat.channelsPerFrame, 1)
+    }
+
+    func testClientFormatErrors() throws {
+        let f = try ExtAudioFile.open(path: packageRoot + "/Samples/tone-stereo.wav")
+        let aac = StreamDescription(sampleRate: 44100, formatID: "aac ", bytesPerPacket: 0, framesPerPacket: 1024, bytesPerFrame: 0,
+                                    channelsPerFrame: 2, bitsPerChannel: 0)
+        XCTAssertThrowsError(try f.setClientDataFormat(aac)) { XCTAssertEqual(($0 as? AudioError)?.code, .unsupportedDataFormat) }
+        XCTAssertThrowsError(try f.setClientDataFormat(.pcm(sampleRate: 0, channels: 9, bits: 16))) {
+            XCTAssertEqual(($0 as? AudioError)?.code, .unsupportedDataFormat)
+        }
+        // The old client format still works after a refused one.
+        var out: [UInt8] = []
+        XCTAssertEqual(try f.read(frames: 10, into: &out), 10)
+        XCTAssertThrowsError(try ExtAudioFile.open(path: fixturesDirectory + "/adts/" + (fixtureFiles("adts").first.map { ($0 as NSString).lastPathComponent } ?? "x"))) {
+            XCTAssertEqual(($0 as? AudioError)?.code, .unsupportedDataFormat)
+        }
+    }
+}
