@@ -65,6 +65,7 @@ let seconds = quick ? 300 : 3600
 /// `--only TEXT`: the cases whose name contains TEXT.
 let only = args.firstIndex(of: "--only").flatMap { i in args.index(after: i) < args.endIndex ? args[args.index(after: i)] : nil }
 let flacTool = which("flac")
+let soxTool = which("sox")
 
 // Our own binary sits beside this one.
 let selfDir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
@@ -137,6 +138,19 @@ if let flacTool {
                       ours: [CommandLine.arguments[0], "encode-flac", wav, out + "-enc.flac", "5"],
                       reference: [flacTool, "-5", "-s", "-f", "-o", out + "-enc-ref.flac", wav], referenceName: "flac -5 -f"))
 }
+// Resampling 44.1 → 48 kHz, 16-bit stereo, without dither on either side.
+if let soxTool {
+    cases.append(Case(name: "resample 44.1→48 kHz 'norm', \(seconds / 60) min",
+                      ours: [tonearm, "convert", wav, out + "-48k.wav", "-d", "LEI16@48000"],
+                      reference: [soxTool, "-D", wav, "-b", "16", out + "-48k-sox.wav", "rate", "-v", "48000"], referenceName: "sox rate -v"))
+    cases.append(Case(name: "resample 44.1→48 kHz 'bats', \(seconds / 60) min",
+                      ours: [tonearm, "convert", wav, out + "-48k.wav", "-d", "LEI16@48000", "--src-complexity", "bats"],
+                      reference: [soxTool, "-D", wav, "-b", "16", out + "-48k-sox.wav", "rate", "-v", "48000"], referenceName: "sox rate -v"))
+}
+cases.append(Case(name: "resample 44.1→48 kHz 'norm', \(seconds / 60) min",
+                  ours: [tonearm, "convert", wav, out + "-48k.wav", "-d", "LEI16@48000"],
+                  reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", wav, "-af", "aresample=48000", "-f", "s16le", out + "-48k.raw"],
+                  referenceName: "ffmpeg swr (default)"))
 if let only { cases = cases.filter { $0.name.contains(only) } }
 
 print("")
