@@ -107,8 +107,8 @@ public final class FLACEncoder: AudioEncoder {
         case 4: return (4096, FLACSearch(maxLPCOrder: 8, maxPartitionOrder: 4, windows: tukey, orderCandidates: 1, fixedCandidates: 1), .estimated)
         case 5: return (4096, FLACSearch(maxLPCOrder: 8, maxPartitionOrder: 5, windows: tukey, orderCandidates: 1, fixedCandidates: 1), .tried)
         case 6: return (4096, FLACSearch(maxLPCOrder: 8, maxPartitionOrder: 6, windows: partial, orderCandidates: 1, fixedCandidates: 1), .tried)
-        case 7: return (4096, FLACSearch(maxLPCOrder: 12, maxPartitionOrder: 6, windows: partial, orderCandidates: 2, fixedCandidates: 2), .tried)
-        default: return (4096, FLACSearch(maxLPCOrder: 12, maxPartitionOrder: 6, windows: punchout, orderCandidates: 3, fixedCandidates: 2), .tried)
+        case 7: return (4096, FLACSearch(maxLPCOrder: 12, maxPartitionOrder: 6, windows: partial, orderCandidates: 1, fixedCandidates: 2), .tried)
+        default: return (4096, FLACSearch(maxLPCOrder: 12, maxPartitionOrder: 6, windows: punchout, orderCandidates: 1, fixedCandidates: 2), .tried)
         }
     }
 

@@ -249,6 +249,28 @@ final class FLACSubframeEncoder {
                         r[i] = Int32(truncatingIfNeeded: v)
                         i &+= 1
                     }
+                } else if order <= 12 {
+                    // As above with twelve terms.
+                    var i = order
+                    while i < min(12, n) {
+                        var sum: Int64 = 0
+                        for j in 0..<order { sum &+= k[j] &* s[i - 1 - j] }
+                        let v = s[i] &- (sum &>> sh)
+                        outside &+= FLACSubframeEncoder.outside32(v)
+                        r[i] = Int32(truncatingIfNeeded: v)
+                        i += 1
+                    }
+                    let c0 = k[0], c1 = k[1], c2 = k[2], c3 = k[3], c4 = k[4], c5 = k[5]
+                    let c6 = k[6], c7 = k[7], c8 = k[8], c9 = k[9], c10 = k[10], c11 = k[11]
+                    while i < n {
+                        let h = s + (i &- 12)
+                        let older = c11 &* h[0] &+ c10 &* h[1] &+ c9 &* h[2] &+ c8 &* h[3] &+ c7 &* h[4] &+ c6 &* h[5]
+                        let sum = older &+ c5 &* h[6] &+ c4 &* h[7] &+ c3 &* h[8] &+ c2 &* h[9] &+ c1 &* h[10] &+ c0 &* h[11]
+                        let v = s[i] &- (sum &>> sh)
+                        outside &+= FLACSubframeEncoder.outside32(v)
+                        r[i] = Int32(truncatingIfNeeded: v)
+                        i &+= 1
+                    }
                 } else {
                     for i in order..<n {
                         let h = s + (i - 1)
