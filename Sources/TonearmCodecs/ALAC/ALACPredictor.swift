@@ -31,6 +31,21 @@ enum ALACPredictor {
                     coefficients c: UnsafeMutablePointer<Int32>, order: Int, shift q: Int)
     {
         guard n > 1, order > 0 else { return }
+        // The orders encoders use (Apple's 4 and 8, ffmpeg's 4 to 6) get a copy of the loop
+        // with the order a constant, which the compiler unrolls.
+        switch order {
+        case 4: run(s, count: n, bits: bits, coefficients: c, fixedOrder: 4, shift: q)
+        case 5: run(s, count: n, bits: bits, coefficients: c, fixedOrder: 5, shift: q)
+        case 6: run(s, count: n, bits: bits, coefficients: c, fixedOrder: 6, shift: q)
+        case 8: run(s, count: n, bits: bits, coefficients: c, fixedOrder: 8, shift: q)
+        default: run(s, count: n, bits: bits, coefficients: c, fixedOrder: order, shift: q)
+        }
+    }
+
+    @inline(__always)
+    private static func run(_ s: UnsafeMutablePointer<Int32>, count n: Int, bits: Int,
+                            coefficients c: UnsafeMutablePointer<Int32>, fixedOrder order: Int, shift q: Int)
+    {
         let ext = Int32(32 &- bits)
         // The first `order` samples after the first are first-order: the taps fill up.
         var i = 1
