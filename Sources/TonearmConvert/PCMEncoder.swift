@@ -27,6 +27,7 @@ public enum PCMEncoder {
         let start = out.count
         out.append(contentsOf: repeatElement(0, count: frames * channels * width))
         if copyVerbatim(buffer, f, into: &out, at: start) { return }
+        if buffer.commonFormat == .float32, encodeFloatFast(buffer, f, into: &out, at: start) { return }
         out.withUnsafeMutableBytes { raw in
             let dst = raw.baseAddress! + start
             let stride = buffer.stride
@@ -79,6 +80,75 @@ public enum PCMEncoder {
         out.withUnsafeMutableBytes { dst in
             buffer.withUnsafeMutableRawBytes { src in
                 (dst.baseAddress! + start).copyMemory(from: src.baseAddress!, byteCount: count)
+            }
+        }
+        return true
+    }
+
+    /// Float32 samples into packed signed 16-, 24- or 32-bit integers or Float32, either
+    /// endianness: the resampler's and mixer's usual last step, in one tight loop per channel.
+    /// The same values as `put(float:)`: scaling by a power of two is exact in Float, and so is
+    /// rounding to an integer.
+    private static func encodeFloatFast(_ buffer: PCMBuffer, _ f: StreamDescription, into out: inout [UInt8], at start: Int) -> Bool {
+        guard f.isPCM, f.formatFlags.contains(.isPacked) || f.bitsPerChannel == f.bytesPerSample * 8 else { return false }
+        let width = Int(f.bytesPerSample), bits = Int(f.bitsPerChannel)
+        let isFloat = f.isFloat
+        guard isFloat ? bits == 32 : (f.isSignedInteger && bits == width * 8 && (width == 2 || width == 3 || width == 4)) else {
+            return false
+        }
+        let swap = f.isBigEndian != (1.bigEndian == 1)
+        let frames = buffer.frameLength, channels = buffer.channelCount, stride = buffer.stride
+        buffer.withUnsafeMutableSamples(Float.self) { src in
+            out.withUnsafeMutableBytes { raw in
+                let dst = raw.baseAddress! + start
+                for c in 0..<channels {
+                    let base = src.baseAddress! + buffer.channelStart(c)
+                    var o = dst + c * width
+                    let step = channels * width
+                    if isFloat {
+                        for i in 0..<frames {
+                            let v = base[i * stride].bitPattern
+                            o.storeBytes(of: swap ? v.byteSwapped : v, as: UInt32.self)
+                            o += step
+                        }
+                        continue
+                    }
+                    let scale = Float(sign: .plus, exponent: bits - 1, significand: 1)
+                    switch width {
+                    case 2:
+                        for i in 0..<frames {
+                            let y = max(-32768, min(32767, (base[i * stride] * scale).rounded(.toNearestOrEven)))
+                            let v = UInt16(bitPattern: Int16(y))
+                            o.storeBytes(of: swap ? v.byteSwapped : v, as: UInt16.self)
+                            o += step
+                        }
+                    case 3:
+                        for i in 0..<frames {
+                            let y = max(-8_388_608, min(8_388_607, (base[i * stride] * scale).rounded(.toNearestOrEven)))
+                            let v = UInt32(bitPattern: Int32(y))
+                            if swap {
+                                o.storeBytes(of: UInt8(truncatingIfNeeded: v >> 16), as: UInt8.self)
+                                o.storeBytes(of: UInt8(truncatingIfNeeded: v >> 8), toByteOffset: 1, as: UInt8.self)
+                                o.storeBytes(of: UInt8(truncatingIfNeeded: v), toByteOffset: 2, as: UInt8.self)
+                            } else {
+                                o.storeBytes(of: UInt8(truncatingIfNeeded: v), as: UInt8.self)
+                                o.storeBytes(of: UInt8(truncatingIfNeeded: v >> 8), toByteOffset: 1, as: UInt8.self)
+                                o.storeBytes(of: UInt8(truncatingIfNeeded: v >> 16), toByteOffset: 2, as: UInt8.self)
+                            }
+                            o += step
+                        }
+                    default:
+                        for i in 0..<frames {
+                            let y = (base[i * stride] * scale).rounded(.toNearestOrEven)
+                            // 2^31 itself is the first Float past Int32.max; NaN goes to the top,
+                            // as the clamps of the narrower widths send it.
+                            let n: Int32 = y >= 2_147_483_648 || y.isNaN ? .max : y <= -2_147_483_648 ? .min : Int32(y)
+                            let v = UInt32(bitPattern: n)
+                            o.storeBytes(of: swap ? v.byteSwapped : v, as: UInt32.self)
+                            o += step
+                        }
+                    }
+                }
             }
         }
         return true
