@@ -163,6 +163,9 @@ final class FLACWriterTests: XCTestCase {
             ("six24", FLACWriterTests.synthetic(seconds: 1, rate: 48000, channels: 6, bits: 24), 24),
             ("stereo32", FLACWriterTests.synthetic(seconds: 1, rate: 96000, channels: 2, bits: 32), 32),
             ("odd20", FLACWriterTests.synthetic(seconds: 1, rate: 35467, channels: 3, bits: 20), 20),
+            // A rate no frame header can code (STREAMINFO's then), and the smallest depth.
+            ("rate100003", FLACWriterTests.synthetic(seconds: 1, rate: 100_003, channels: 1, bits: 4), 4),
+            ("eight8", FLACWriterTests.synthetic(seconds: 1, rate: 1000, channels: 8, bits: 8), 8),
         ]
         let empty = PCMBuffer(commonFormat: .int32, sampleRate: 44100, channels: 2, interleaved: true, frameCapacity: 0)
         cases.append(("empty", empty, 16))
