@@ -120,7 +120,9 @@ final class FLACEncoderTests: XCTestCase {
         for name in FLACEncoderTests.sources {
             let pcm = try decodeFixture(fixturesDirectory + "/" + name)
             let expectedMD5 = MD5.digest(pcm.rawBytes)
-            for level in [0, 2, 5, 8] {
+            // Every level on the stereo fixtures, the usual four on the rest.
+            let levels = pcm.channels == 2 ? Array(0...8) : [0, 2, 5, 8]
+            for level in levels {
                 let e = try encodeFLAC(pcm, settings: EncoderSettings(level: level), chunk: 777, planar: level == 2)
                 let (decoded, matches) = try decodeFLAC(e)
                 XCTAssertEqual(decoded, pcm.buffer.interleavedBytes(), "\(name) level \(level)")
