@@ -10,8 +10,11 @@ import TonearmCore
 ///
 /// Output follows ``DecodedSample``: Int32 samples are justified to the top bits, Int16
 /// keeps the top 16, Float32 is the value scaled by 2^-(bits-1). A frame whose header or
-/// CRC-16 is wrong, or whose subframes do not fit it, throws 'bada'. A frame with fewer or
-/// more channels than the stream fills the channels it has and leaves the others silent.
+/// CRC-16 is wrong, or whose subframes do not fit it, throws 'bada'. A frame's own bit depth
+/// is followed (the output is justified, so a stream that changes depth plays at the right
+/// level); a frame with another channel count or sample rate than the stream's throws 'fmt?'
+/// before anything of its packet is written, as `flac -d` stops there: one stream
+/// description cannot carry such a change.
 ///
 /// With ``verifiesMD5`` set, the decoder hashes what it decodes as libFLAC does (each
 /// frame's samples at its bit depth, little-endian, interleaved), and ``md5Matches`` tells
@@ -139,6 +142,13 @@ public final class FLACDecoder: AudioDecoder {
         for p in packets {
             guard let base = p.baseAddress, case .header(let h) = FLACFrameHeader.parse(base, count: p.count) else {
                 throw AudioError(.codecBadData, "a FLAC frame of \(p.count) bytes does not start with a valid frame header")
+            }
+            guard h.channels == channels else {
+                throw AudioError(.unsupportedDataFormat, "the FLAC stream changes from \(channels) to \(h.channels) channels mid-stream")
+            }
+            guard h.sampleRate == 0 || inputFormat.sampleRate == 0 || Double(h.sampleRate) == inputFormat.sampleRate else {
+                throw AudioError(.unsupportedDataFormat,
+                                 "the FLAC stream changes its sample rate from \(StreamDescription.formatRate(inputFormat.sampleRate)) to \(h.sampleRate) Hz mid-stream")
             }
             guard h.blockSize <= maximumFramesPerPacket else {
                 throw AudioError(.codecBadData, "a FLAC frame of \(h.blockSize) samples; STREAMINFO allows \(maximumFramesPerPacket)")
