@@ -3,8 +3,6 @@
 // BENCHMARKS.md. Run with `swift run -c release tonearm-bench [--quick] [--runs N] [--only TEXT]`.
 import Foundation
 
-// `tonearm-bench encode-flac IN OUT [LEVEL]` is the encoder side of the FLAC cases below.
-if CommandLine.arguments.dropFirst().first == "encode-flac" { exit(encodeFLACMain(Array(CommandLine.arguments.dropFirst(2)))) }
 
 struct Case {
     let name: String
@@ -135,7 +133,7 @@ if let flacTool {
 }
 if let flacTool {
     cases.append(Case(name: "encode FLAC -5 from s16 WAV, \(seconds / 60) min",
-                      ours: [CommandLine.arguments[0], "encode-flac", wav, out + "-enc.flac", "5"],
+                      ours: [tonearm, "convert", wav, out + "-enc.flac"],
                       reference: [flacTool, "-5", "-s", "-f", "-o", out + "-enc-ref.flac", wav], referenceName: "flac -5 -f"))
 }
 // Resampling 44.1 → 48 kHz, 16-bit stereo, without dither on either side.
