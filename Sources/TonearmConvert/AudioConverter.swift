@@ -49,6 +49,9 @@ public final class AudioConverter {
     public let inputFormat: StreamDescription
     /// The output format; a sample rate of 0 given to `init` becomes the input's.
     public let outputFormat: StreamDescription
+    /// The bytes the byte-returning calls give: ``outputFormat``, interleaved. A planar
+    /// output format is for the ``PCMBuffer`` calls, which de-interleave.
+    public let outputBytesFormat: StreamDescription
     public let magicCookie: [UInt8]?
 
     /// Apple's ChannelMap: for each output channel, the input channel it takes, or -1 for silence.
@@ -97,6 +100,13 @@ public final class AudioConverter {
         var out = output
         if out.sampleRate == 0 { out.sampleRate = input.sampleRate }
         outputFormat = out
+        var bytes = out
+        if !out.isInterleaved && out.isPCM {
+            bytes.formatFlags.remove(.isNonInterleaved)
+            bytes.bytesPerFrame = out.bytesPerSample * out.channelsPerFrame
+            bytes.bytesPerPacket = bytes.bytesPerFrame
+        }
+        outputBytesFormat = bytes
         self.magicCookie = magicCookie
         try prepare()
     }
@@ -405,7 +415,7 @@ public final class AudioConverter {
                                   input: (Int) throws(AudioError) -> InputPackets?) throws(AudioError) -> Int
     {
         try prepare()
-        let bytesPerFrame = Int(outputFormat.bytesPerFrame)
+        let bytesPerFrame = Int(outputBytesFormat.bytesPerFrame)
         guard frames >= 0, bytesPerFrame > 0 else { throw AudioError(.invalidOutputSize, "cannot give \(frames) frames") }
         let wanted = frames * bytesPerFrame
         while pending.count - pendingStart < wanted && !inputEnded {
@@ -461,7 +471,7 @@ public final class AudioConverter {
         trim(buffer)
         guard buffer.frameLength > 0 else { return }
         guard s.usesFloat else {
-            try PCMEncoder.encode(buffer, as: outputFormat, into: &out)
+            try PCMEncoder.encode(buffer, as: outputBytesFormat, into: &out)
             return
         }
         var current = buffer
@@ -506,7 +516,7 @@ public final class AudioConverter {
 
     private func finalStage(_ s: Stages, _ buffer: PCMBuffer, into out: inout [UInt8]) throws(AudioError) {
         if let bits = s.ditherBits { addDither(buffer, bits: bits, state: &s.ditherState) }
-        try PCMEncoder.encode(buffer, as: outputFormat, into: &out)
+        try PCMEncoder.encode(buffer, as: outputBytesFormat, into: &out)
     }
 
     /// Drops leading frames still to skip and caps the frames still to keep.

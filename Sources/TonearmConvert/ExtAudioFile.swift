@@ -26,6 +26,16 @@ public final class ExtAudioFile {
     /// The format frames are read or written in. Defaults to the file's format when that is
     /// PCM, else native-endian Float32 (reading) or 16- or 32-bit integers (writing).
     public private(set) var clientDataFormat: StreamDescription
+    /// The bytes ``read(frames:into:)`` gives and ``write(_:frames:)`` takes: the client
+    /// format, interleaved (a planar client format is for the ``PCMBuffer`` calls).
+    public var clientBytesFormat: StreamDescription {
+        guard !clientDataFormat.isInterleaved, clientDataFormat.isPCM else { return clientDataFormat }
+        var f = clientDataFormat
+        f.formatFlags.remove(.isNonInterleaved)
+        f.bytesPerFrame = clientDataFormat.bytesPerSample * f.channelsPerFrame
+        f.bytesPerPacket = f.bytesPerFrame
+        return f
+    }
     /// The layout of the client's channels, when set with the client format.
     public private(set) var clientChannelLayout: ChannelLayout?
 
@@ -156,7 +166,7 @@ public final class ExtAudioFile {
     /// (`ExtAudioFileRead`). Returns the frames read: fewer only at the end of the file, 0 after it.
     public func read(frames: Int, into out: inout [UInt8]) throws(AudioError) -> Int {
         guard !isWriting, !closed, let converter else { throw AudioError(.permissions, "the file is not open for reading") }
-        let bytesPerFrame = Int(clientDataFormat.bytesPerFrame)
+        let bytesPerFrame = Int(clientBytesFormat.bytesPerFrame)
         var got = 0
         // Frames before a seek target, made by the resampler's run-up, are read and dropped.
         while clientFramesToSkip > 0 {
@@ -315,7 +325,7 @@ public final class ExtAudioFile {
     }
 
     private func makeWriteConverter() throws(AudioError) {
-        let c = try AudioConverter(from: clientDataFormat, to: writeTarget)
+        let c = try AudioConverter(from: clientBytesFormat, to: writeTarget)
         c.inputChannelLayout = clientChannelLayout
         c.outputChannelLayout = fileChannelLayout
         try configure(c)
@@ -325,11 +335,12 @@ public final class ExtAudioFile {
     /// Writes frames given as bytes in the client format (`ExtAudioFileWrite`).
     public func write(_ bytes: UnsafeRawBufferPointer, frames: Int) throws(AudioError) {
         guard isWriting, !closed, let converter else { throw AudioError(.permissions, "the file is not open for writing") }
-        guard frames >= 0, bytes.count >= frames * Int(clientDataFormat.bytesPerFrame) else {
-            throw AudioError(.invalidInputSize, "\(frames) frames need \(frames * Int(clientDataFormat.bytesPerFrame)) bytes, not \(bytes.count)")
+        let bytesPerFrame = Int(clientBytesFormat.bytesPerFrame)
+        guard frames >= 0, bytes.count >= frames * bytesPerFrame else {
+            throw AudioError(.invalidInputSize, "\(frames) frames need \(frames * bytesPerFrame) bytes, not \(bytes.count)")
         }
         pendingBytes.removeAll(keepingCapacity: true)
-        try converter.convert(packets: UnsafeRawBufferPointer(rebasing: bytes[0..<frames * Int(clientDataFormat.bytesPerFrame)]),
+        try converter.convert(packets: UnsafeRawBufferPointer(rebasing: bytes[0..<frames * bytesPerFrame]),
                               count: frames, descriptions: nil, into: &pendingBytes)
         try store(pendingBytes)
     }

@@ -107,6 +107,28 @@ final class ExtAudioFileTests: XCTestCase {
         }
     }
 
+    /// A planar Float32 client (AVAudioPCMBuffer's usual shape) reads and writes through
+    /// PCMBuffers; its bytes are interleaved.
+    func testPlanarClientFormat() throws {
+        let planar = StreamDescription.float32(sampleRate: 0, channels: 2)
+        XCTAssertFalse(planar.isInterleaved)
+        let r = try ExtAudioFile.open(path: fixturesDirectory + "/flac/flac_default.flac")
+        try r.setClientDataFormat(planar)
+        XCTAssertEqual(r.clientBytesFormat.bytesPerFrame, 8)
+        let buffer = try XCTUnwrap(PCMBuffer(format: r.clientDataFormat, frameCapacity: 20000))
+        XCTAssertEqual(try r.read(into: buffer), 11026)
+        let w = try ExtAudioFile.create(path: makeTemporaryDirectory() + "/p.wav", type: .wave,
+                                        format: .pcm(sampleRate: 22050, channels: 2, bits: 16))
+        try w.setClientDataFormat(planar)
+        try w.write(buffer)
+        try w.close()
+        let back = try ExtAudioFile.open(path: w.file.path ?? "")
+        let s16 = try readAll(back)
+        try r.seek(toFrame: 0)
+        try r.setClientDataFormat(.pcm(sampleRate: 0, channels: 2, bits: 16))
+        XCTAssertTrue(try readAll(r) == s16)
+    }
+
     func testResamplingToSpeechFormatGivesTheRatioLength() throws {
         let f = try ExtAudioFile.open(path: packageRoot + "/Samples/tone-stereo.wav")
         try f.setClientDataFormat(.pcm(sampleRate: 16000, channels: 1, bits: 32, isFloat: true))
