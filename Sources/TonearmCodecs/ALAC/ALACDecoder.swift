@@ -10,7 +10,12 @@ import TonearmCore
 /// in the order of the frame's elements, which is ALAC's channel order (Apple's ALAC
 /// reference: mono; stereo; C L R; C L R Cs; C L R Ls Rs; C L R Ls Rs LFE;
 /// C L R Ls Rs Cs LFE; C Lc Rc L R Ls Rs LFE), the order the containers' channel layouts
-/// give. (ffmpeg reorders to its own layouts; the samples are the same.)
+/// give. (ffmpeg reorders to its own layouts; the samples are the same.) Data stream and
+/// fill elements are skipped, as Apple's decoder does (ffmpeg 5.1 refuses them); coupling
+/// and program config elements, which ALAC never uses, are bad data. Prediction mode 15
+/// runs the first-order predictor before the coded one; other non-zero modes decode as
+/// mode 0, as in ffmpeg (Apple's decoder treats every non-zero mode as 15; no encoder
+/// writes one).
 ///
 /// Output follows ``DecodedSample``: Int32 samples are justified to the top bits, Int16
 /// keeps the top 16, Float32 is the value scaled by 2^-(bits-1). A frame whose elements do
