@@ -75,27 +75,26 @@ public struct MD5: Sendable {
         return h.finalize()
     }
 
-    /// RFC 1321 §3.4: one 64-byte block.
+    /// RFC 1321 §3.4: one 64-byte block. The four rounds are separate loops, so that each
+    /// step's function and message index are fixed instead of chosen by a switch.
     private mutating func compress(_ p: UnsafeRawPointer) {
         var (a, b, c, d) = state
         MD5.table.withUnsafeBufferPointer { t in
             MD5.shifts.withUnsafeBufferPointer { s in
-                do {
-                    for i in 0..<64 {
-                        let f: UInt32, g: Int
-                        switch i >> 4 {
-                        case 0: f = (b & c) | (~b & d); g = i
-                        case 1: f = (d & b) | (~d & c); g = (5 &* i &+ 1) & 15
-                        case 2: f = b ^ c ^ d; g = (3 &* i &+ 5) & 15
-                        default: f = c ^ (b | ~d); g = (7 &* i) & 15
-                        }
-                        let sum = a &+ f &+ t[i] &+ UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4 &* g, as: UInt32.self))
-                        let r = s[(i >> 4) << 2 | (i & 3)]
-                        let rotated = (sum << r) | (sum >> (32 - r))
-                        (a, d, c) = (d, c, b)
-                        b = b &+ rotated
-                    }
+                @inline(__always) func word(_ g: Int) -> UInt32 {
+                    UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4 &* g, as: UInt32.self))
                 }
+                @inline(__always) func step(_ f: UInt32, _ i: Int, _ g: Int) {
+                    let sum = a &+ f &+ t[i] &+ word(g)
+                    let r = s[(i >> 4) << 2 | (i & 3)]
+                    let rotated = (sum << r) | (sum >> (32 - r))
+                    (a, d, c) = (d, c, b)
+                    b = b &+ rotated
+                }
+                for i in 0..<16 { step((b & c) | (~b & d), i, i) }
+                for i in 16..<32 { step((d & b) | (~d & c), i, (5 &* i &+ 1) & 15) }
+                for i in 32..<48 { step(b ^ c ^ d, i, (3 &* i &+ 5) & 15) }
+                for i in 48..<64 { step(c ^ (b | ~d), i, (7 &* i) & 15) }
             }
         }
         state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d)
