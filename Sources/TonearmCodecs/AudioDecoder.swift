@@ -30,10 +30,16 @@ public protocol AudioDecoder: AnyObject {
     /// equals a decode from the start: for decoders whose state carries across packets.
     /// 0 by default.
     var seekPrerollPackets: Int { get }
+
+    /// The order of the channels the decoder outputs, when the codec fixes it (ALAC's
+    /// C L R…); nil when it is the container's. A container's own layout may describe
+    /// another order (ffmpeg's CAF muxer writes WAV's for ALAC), so this one wins.
+    var outputChannelLayout: ChannelLayout? { get }
 }
 
 extension AudioDecoder {
     public var seekPrerollPackets: Int { 0 }
+    public var outputChannelLayout: ChannelLayout? { nil }
 }
 
 /// Builds decoders from a stream description, as Apple's codec lookup does.

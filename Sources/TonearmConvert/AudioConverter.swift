@@ -58,6 +58,9 @@ public final class AudioConverter {
     public var channelMap: [Int]? { didSet { invalidate() } }
     /// The input's channel layout, when known (a file's 'chan').
     public var inputChannelLayout: ChannelLayout? { didSet { invalidate() } }
+    /// The order the decoded channels come in: the decoder's own when its codec fixes one
+    /// (ALAC), else ``inputChannelLayout``.
+    public private(set) var sourceChannelLayout: ChannelLayout?
     /// The wanted output channel layout; with ``inputChannelLayout``, a reorder or mix between them.
     public var outputChannelLayout: ChannelLayout? { didSet { invalidate() } }
     /// Apple's SampleRateConverterComplexity: 'line', 'norm' (the default) or 'bats'.
@@ -190,6 +193,9 @@ public final class AudioConverter {
     public func prepare() throws(AudioError) {
         if stages != nil { return }
         let inCh = Int(inputFormat.channelsPerFrame), outCh = Int(outputFormat.channelsPerFrame)
+        // A codec that fixes its channel order (ALAC) says so; that order is the input's.
+        let probe = try CodecRegistry.makeDecoder(for: inputFormat, magicCookie: magicCookie, output: .float32)
+        sourceChannelLayout = probe.outputChannelLayout ?? inputChannelLayout
         let mixer = try makeMixer(inputChannels: inCh, outputChannels: outCh)
         var resampler: Resampler?
         if inputFormat.sampleRate != outputFormat.sampleRate {
@@ -207,7 +213,7 @@ public final class AudioConverter {
         // else Int32, which holds every integer input exactly.
         let common: PCMBuffer.CommonFormat = usesFloat || (outputFormat.isPCM && outputFormat.isFloat) ? .float32
             : (outputFormat.bitsPerChannel <= 16 ? .int16 : .int32)
-        let decoder = try CodecRegistry.makeDecoder(for: inputFormat, magicCookie: magicCookie, output: common)
+        let decoder = common == .float32 ? probe : try CodecRegistry.makeDecoder(for: inputFormat, magicCookie: magicCookie, output: common)
         let chunkPackets = max(1, 8192 / max(1, decoder.maximumFramesPerPacket))
         let decoded = PCMBuffer(commonFormat: common, sampleRate: inputFormat.sampleRate, channels: inCh,
                                 interleaved: !usesFloat, frameCapacity: chunkPackets * decoder.maximumFramesPerPacket)
@@ -232,13 +238,13 @@ public final class AudioConverter {
                 throw AudioError(.propertyNotSupported, "the channel map has \(channelMap.count) entries for \(outCh) output channels")
             }
             mixer = try ChannelMixer(channelMap: channelMap, inputChannels: inCh)
-        } else if let a = inputChannelLayout, let b = outputChannelLayout, a != b {
+        } else if let a = sourceChannelLayout, let b = outputChannelLayout, a != b {
             guard a.channelLabels?.count == inCh, b.channelLabels?.count == outCh else {
                 throw AudioError(.unsupportedDataFormat, "the channel layouts (\(a) → \(b)) do not match the channel counts (\(inCh) → \(outCh))")
             }
             mixer = try ChannelMixer(from: a, to: b)
         } else if inCh != outCh {
-            let a = inputChannelLayout.flatMap { $0.channelLabels?.count == inCh ? $0 : nil } ?? ChannelLayout.defaultLayout(channels: inCh)
+            let a = sourceChannelLayout.flatMap { $0.channelLabels?.count == inCh ? $0 : nil } ?? ChannelLayout.defaultLayout(channels: inCh)
             let b = outputChannelLayout.flatMap { $0.channelLabels?.count == outCh ? $0 : nil } ?? ChannelLayout.defaultLayout(channels: outCh)
             guard let a, let b else {
                 throw AudioError(.unsupportedDataFormat, "no standard mix takes \(inCh) channels to \(outCh); give a channel map")

@@ -13,15 +13,17 @@ import TonearmFormats
 /// packets): the frames read after a seek are exactly those a read from the start gives at
 /// that place, resampled or not.
 ///
-/// Writing: ``create(path:type:format:channelLayout:flags:)`` makes a file of a data format,
-/// and frames written in the client format are converted to it (and encoded, for
-/// compressed formats with an encoder) before they reach the file; ``close()`` finishes it.
+/// Writing: ``create(path:type:format:channelLayout:flags:encoderSettings:)`` makes a file of
+/// a data format, and frames written in the client format are converted to it (and encoded,
+/// for compressed formats with an encoder) before they reach the file; a WAVE or FLAC file's
+/// channels are put in the channel mask's order. ``close()`` finishes it.
 public final class ExtAudioFile {
     /// The file underneath.
     public let file: AudioFile
     /// The file's data format (`kExtAudioFileProperty_FileDataFormat`).
     public let fileDataFormat: StreamDescription
-    /// The file's channel layout, when it has one.
+    /// The order of the file's channels, when known: reading, the order they decode in (the
+    /// codec's own, for ALAC, else the file's layout); writing, the order they are stored in.
     public let fileChannelLayout: ChannelLayout?
     /// The format frames are read or written in. Defaults to the file's format when that is
     /// PCM, else native-endian Float32 (reading) or 16- or 32-bit integers (writing).
@@ -82,7 +84,9 @@ public final class ExtAudioFile {
         self.file = file
         properties = p
         fileDataFormat = format
-        fileChannelLayout = p.channelLayout
+        // The decoded channels' order: the codec's own where it fixes one (ALAC), else the file's.
+        fileChannelLayout = (try? CodecRegistry.makeDecoder(for: format, magicCookie: p.magicCookie, output: .float32))?
+            .outputChannelLayout ?? p.channelLayout
         isWriting = false
         clientDataFormat = format.isPCM && PCMEncoder.canEncode(format) ? format
             : .pcm(sampleRate: format.sampleRate, channels: format.channelsPerFrame, bits: 32, isFloat: true,
@@ -91,8 +95,9 @@ public final class ExtAudioFile {
     }
 
     /// Sets the client format, and optionally the client's channel layout
-    /// (`kExtAudioFileProperty_ClientDataFormat` and `ClientChannelLayout`). The sample rate and
-    /// channel count may differ from the file's. Reading, the position is kept.
+    /// (`kExtAudioFileProperty_ClientDataFormat` and `ClientChannelLayout`; without one, the
+    /// layout set before stays while the channel count does). The sample rate and channel
+    /// count may differ from the file's. Reading, the position is kept.
     public func setClientDataFormat(_ format: StreamDescription, channelLayout: ChannelLayout? = nil) throws(AudioError) {
         guard !closed else { throw AudioError(.notOpen, "the file is closed") }
         guard format.isPCM, PCMEncoder.canEncode(format) || PCMBuffer.commonFormat(of: format) != nil else {
@@ -104,8 +109,10 @@ public final class ExtAudioFile {
         let old = (clientDataFormat, clientChannelLayout)
         var f = format
         if f.sampleRate == 0 { f.sampleRate = fileDataFormat.sampleRate }
+        // Without a layout, the client's channels keep the one they had while their count stays.
+        let layout = channelLayout ?? (f.channelsPerFrame == clientDataFormat.channelsPerFrame ? clientChannelLayout : nil)
         clientDataFormat = f
-        clientChannelLayout = channelLayout
+        clientChannelLayout = layout
         do throws(AudioError) {
             if isWriting { try makeWriteConverter() } else {
                 let frame = tell()
@@ -305,13 +312,22 @@ public final class ExtAudioFile {
         file = try AudioFile.create(path: path, type: type, format: fileFormat, flags: flags)
         self.encoder = encoder
         fileDataFormat = fileFormat
-        fileChannelLayout = channelLayout
+        // WAVE and FLAC files keep their channels in the channel mask's order: frames
+        // written in another order (ALAC's C L R…, AIFF's) are reordered on the way in.
+        var fileLayout = channelLayout
+        if [.wave, .rf64, .bw64, .wave64, .flac].contains(type), let l = channelLayout, let ordered = l.waveOrdered,
+           ordered.channelLabels != l.channelLabels
+        {
+            fileLayout = ordered
+        }
+        fileChannelLayout = fileLayout
+        clientChannelLayout = channelLayout
         properties = nil
         isWriting = true
         let bits: UInt32 = format.bitsPerChannel > 16 ? 32 : 16
         clientDataFormat = format.isPCM ? format
             : .pcm(sampleRate: format.sampleRate, channels: format.channelsPerFrame, bits: bits, isBigEndian: 1.bigEndian == 1)
-        if let channelLayout { try file.setProperty(.channelLayout, .channelLayout(channelLayout)) }
+        if let fileLayout { try file.setProperty(.channelLayout, .channelLayout(fileLayout)) }
         if let encoder { try file.setProperty(.magicCookieData, .data(encoder.magicCookie)) }
         try makeWriteConverter()
     }

@@ -116,6 +116,18 @@ public struct ChannelLayout: Hashable, Sendable, CustomStringConvertible {
         return mask
     }
 
+    /// The same channels in WAV's order (ascending channel-mask bits), as a WAVE file must
+    /// store them; nil when a channel has no mask bit or appears twice.
+    public var waveOrdered: ChannelLayout? {
+        guard let labels = channelLabels else { return nil }
+        var mask: UInt32 = 0
+        for label in labels {
+            guard let bit = label.bitmapBit, mask & bit == 0 else { return nil }
+            mask |= bit
+        }
+        return ChannelLayout(waveChannelMask: mask)
+    }
+
     /// The layout that a WAVE_FORMAT_EXTENSIBLE channel mask gives: a named tag where one
     /// matches exactly, otherwise the bitmap. Returns nil for a mask of 0 (no positions).
     public init?(waveChannelMask mask: UInt32) {

@@ -139,6 +139,22 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(stride(from: 0, to: x.count, by: 6).allSatisfy { Array(x[$0..<$0 + 3]) == Array(y[$0 + 3..<$0 + 6]) && Array(x[$0 + 3..<$0 + 6]) == Array(y[$0..<$0 + 3]) })
     }
 
+    /// A 5.1 or 7.1 ALAC file (channels in ALAC's C L R… order) converts to a WAVE file in
+    /// the channel mask's order: ffmpeg reads both to the same samples.
+    func testConvertPutsMultichannelInWAVOrder() throws {
+        guard let ffmpeg = which("ffmpeg") else { throw XCTSkip("ffmpeg is not installed") }
+        let dir = makeTemporaryDirectory()
+        for name in ["alac_16_5.1.m4a", "alac_16_7.1.caf"] {
+            let src = fixturesDirectory + "/alac/" + name
+            let r = tonearm(["convert", src, dir + "/\(name).wav"])
+            XCTAssertEqual(r.code, 0, r.err)
+            let ours = try runToolData(ffmpeg, ["-v", "error", "-i", dir + "/\(name).wav", "-f", "s16le", "-"])
+            let theirs = try runToolData(ffmpeg, ["-v", "error", "-i", src, "-f", "s16le", "-"])
+            XCTAssertFalse(ours.isEmpty, name)
+            XCTAssertTrue(ours == theirs, "\(name): the WAVE file's channels are not where ffmpeg puts them")
+        }
+    }
+
     /// Unsupported combinations fail with 'fmt?' before writing; a failure part-way leaves
     /// no partial output and keeps the file that was there.
     func testConvertErrorsLeaveNothingBehind() throws {

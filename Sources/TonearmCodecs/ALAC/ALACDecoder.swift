@@ -26,6 +26,24 @@ public final class ALACDecoder: AudioDecoder {
     public let outputFormat: StreamDescription
     public let maximumFramesPerPacket: Int
 
+    /// ALAC's channel order for each channel count (the ALAC specification's layout tags:
+    /// mono, stereo, MPEG 3.0 B, 4.0 B, 5.0 D, 5.1 D, AAC 6.1, MPEG 7.1 B).
+    public var outputChannelLayout: ChannelLayout? {
+        let c = ChannelLabel.center, l = ChannelLabel.left, r = ChannelLabel.right
+        let ls = ChannelLabel.leftSurround, rs = ChannelLabel.rightSurround, lfe = ChannelLabel.lfeScreen
+        switch Int(outputFormat.channelsPerFrame) {
+        case 1: return ChannelLayout(tag: .mono)
+        case 2: return ChannelLayout(tag: .stereo)
+        case 3: return ChannelLayout(labels: [c, l, r])
+        case 4: return ChannelLayout(labels: [c, l, r, .centerSurround])
+        case 5: return ChannelLayout(labels: [c, l, r, ls, rs])
+        case 6: return ChannelLayout(labels: [c, l, r, ls, rs, lfe])
+        case 7: return ChannelLayout(labels: [c, l, r, ls, rs, .centerSurround, lfe])
+        case 8: return ChannelLayout(labels: [c, .leftCenter, .rightCenter, l, r, ls, rs, lfe])
+        default: return nil
+        }
+    }
+
     let config: ALACConfig
     let sampleFormat: PCMBuffer.CommonFormat
 
