@@ -92,34 +92,13 @@ public final class ALACDecoder: AudioDecoder {
     public func decode(_ data: UnsafeRawBufferPointer, packetCount: Int, descriptions: [PacketDescription]?,
                        into output: PCMBuffer) throws(AudioError)
     {
-        guard packetCount >= 0 else { throw AudioError(.invalidInputSize, "a negative packet count (\(packetCount))") }
-        if let descriptions {
-            guard descriptions.count >= packetCount else {
-                throw AudioError(.invalidInputSize, "\(packetCount) packets but \(descriptions.count) packet descriptions")
-            }
-            for d in descriptions.prefix(packetCount) {
-                guard d.startOffset >= 0, d.startOffset <= Int64(data.count),
-                      Int64(d.dataByteSize) <= Int64(data.count) - d.startOffset
-                else {
-                    throw AudioError(.invalidInputSize, "a packet of \(d.dataByteSize) bytes at \(d.startOffset) lies outside the \(data.count) bytes given")
-                }
-            }
-        } else if packetCount > 1 {
-            throw AudioError(.requiresPacketDescriptions, "ALAC frames vary in size: \(packetCount) packets need descriptions")
-        }
+        let layout = try PacketLayout(variableSize: data, packetCount: packetCount, descriptions: descriptions, codec: "ALAC")
         // The protocol's room: every packet may be a full frame. Frames are only counted
         // in when all packets have decoded, so a bad one leaves the output as it was.
         try output.checkRoom(for: packetCount * config.frameLength, channels: config.channels, sampleFormat: sampleFormat)
         var written = 0
         for k in 0..<packetCount {
-            let packet: UnsafeRawBufferPointer
-            if let descriptions {
-                let d = descriptions[k]
-                packet = UnsafeRawBufferPointer(rebasing: data[Int(d.startOffset)..<Int(d.startOffset) + Int(d.dataByteSize)])
-            } else {
-                packet = data
-            }
-            let n = try decodeFrame(packet)
+            let n = try decodeFrame(layout.packet(k))
             switch sampleFormat {
             case .int16: output.withWriter(Int16.self) { emit(n, into: $0.advanced(by: written)) }
             case .float32: output.withWriter(Float.self) { emit(n, into: $0.advanced(by: written)) }

@@ -114,27 +114,9 @@ public final class FLACDecoder: AudioDecoder {
     public func decode(_ data: UnsafeRawBufferPointer, packetCount: Int, descriptions: [PacketDescription]?,
                        into output: PCMBuffer) throws(AudioError)
     {
-        guard packetCount >= 0 else { throw AudioError(.invalidInputSize, "a negative packet count (\(packetCount))") }
         // Frames have no fixed size: without descriptions, the bytes are one frame.
-        var packets: [UnsafeRawBufferPointer] = []
-        packets.reserveCapacity(packetCount)
-        if let descriptions {
-            guard descriptions.count >= packetCount else {
-                throw AudioError(.invalidInputSize, "\(packetCount) packets but \(descriptions.count) packet descriptions")
-            }
-            for d in descriptions.prefix(packetCount) {
-                guard d.startOffset >= 0, d.startOffset <= Int64(data.count),
-                      Int64(d.dataByteSize) <= Int64(data.count) - d.startOffset
-                else {
-                    throw AudioError(.invalidInputSize, "a packet of \(d.dataByteSize) bytes at \(d.startOffset) lies outside the \(data.count) bytes given")
-                }
-                packets.append(UnsafeRawBufferPointer(rebasing: data[Int(d.startOffset)..<Int(d.startOffset) + Int(d.dataByteSize)]))
-            }
-        } else if packetCount == 1 {
-            packets.append(data)
-        } else if packetCount > 1 {
-            throw AudioError(.requiresPacketDescriptions, "FLAC frames vary in size: \(packetCount) packets need descriptions")
-        }
+        let layout = try PacketLayout(variableSize: data, packetCount: packetCount, descriptions: descriptions, codec: "FLAC")
+        let packets = (0..<layout.count).map(layout.packet)
         // Check every header first so that a bad frame leaves the output untouched.
         var headers: [FLACFrameHeader] = []
         headers.reserveCapacity(packets.count)

@@ -65,6 +65,22 @@ struct PacketLayout {
     }
 }
 
+extension PacketLayout {
+    /// The packets of a codec whose packets vary in size (FLAC, ALAC): with descriptions,
+    /// where they say; without, the bytes are one packet, and more are '!pkd'.
+    init(variableSize data: UnsafeRawBufferPointer, packetCount: Int, descriptions: [PacketDescription]?,
+         codec: String) throws(AudioError)
+    {
+        if descriptions == nil && packetCount > 1 {
+            throw AudioError(.requiresPacketDescriptions, "\(codec) frames vary in size: \(packetCount) packets need descriptions")
+        }
+        // One undescribed packet is all the bytes, even none (which the codec then refuses).
+        let whole = [PacketDescription(startOffset: 0, variableFramesInPacket: 0, dataByteSize: UInt32(clamping: data.count))]
+        try self.init(data, packetCount: packetCount, descriptions: descriptions ?? (packetCount == 1 ? whole : nil),
+                      bytesPerPacket: max(1, data.count), allowsShortLastPacket: false)
+    }
+}
+
 /// Writes decoded samples into a ``PCMBuffer`` after its valid frames, interleaved or planar.
 struct SampleWriter<S> {
     /// Channel 0 at the first free frame.
