@@ -324,24 +324,10 @@ public final class AudioConverter {
         guard !s.finished else { return }
         s.finished = true
         guard let r = s.resampler, let rs = s.resampled else { return }
-        let tail = r.pendingOutputFrames <= rs.frameCapacity ? rs
-            : PCMBuffer(commonFormat: .float32, sampleRate: 0, channels: r.channels, interleaved: false,
-                        frameCapacity: r.pendingOutputFrames)
-        tail.frameLength = 0
-        try r.flush(into: tail)
-        if tail !== rs, let mixer = s.mixer, !s.mixFirst {
-            // Mix the rare oversized tail in pieces the mixer's buffer holds.
-            var at = 0
-            while at < tail.frameLength {
-                let n = min(rs.frameCapacity, tail.frameLength - at)
-                tail.copyFrames(from: at, count: n, into: rs)
-                try afterResampling(s, rs, into: &out)
-                at += n
-            }
-            _ = mixer
-            return
-        }
-        try afterResampling(s, tail, into: &out)
+        // The slice buffer holds a flush too: maximumOutputFrames covers it.
+        rs.frameLength = 0
+        try r.flush(into: rs)
+        try afterResampling(s, rs, into: &out)
     }
 
     // MARK: Push: PCM buffers
