@@ -155,6 +155,30 @@ final class CLITests: XCTestCase {
         }
     }
 
+    /// Tags carry over where both types hold them (FLAC → FLAC, FLAC → CAF, FLAC → WAVE), and
+    /// the FLAC written is the same audio, verified by flac when it is installed.
+    func testConvertCarriesMetadataAndEncodesFLAC() throws {
+        let dir = makeTemporaryDirectory()
+        let src = fixturesDirectory + "/flac/flac_tags_picture.flac"
+        for out in ["t.flac", "t.caf", "t.wav"] {
+            let r = tonearm(["convert", src, dir + "/" + out])
+            XCTAssertEqual(r.code, 0, "\(out): \(r.err)")
+            let info = try AudioFile(path: dir + "/" + out).infoDictionary
+            XCTAssertEqual(info[InfoDictionary.title], "Tonearm Test Tone", out)
+            XCTAssertEqual(info[InfoDictionary.artist], "Tonearm Fixtures", out)
+        }
+        let a = try ExtAudioFile.open(path: src), b = try ExtAudioFile.open(path: dir + "/t.flac")
+        XCTAssertEqual(b.fileDataFormat.formatID, .flac)
+        XCTAssertEqual(b.fileDataFormat.bitsPerChannel, a.fileDataFormat.bitsPerChannel)
+        var x: [UInt8] = [], y: [UInt8] = []
+        _ = try a.read(frames: 1 << 20, into: &x)
+        _ = try b.read(frames: 1 << 20, into: &y)
+        XCTAssertTrue(x == y, "the FLAC written decodes to other samples")
+        if let flac = which("flac") {
+            XCTAssertFalse(try runToolData(flac, ["-d", "-c", "-s", "--force-raw-format", "--endian=little", "--sign=signed", dir + "/t.flac"]).isEmpty)
+        }
+    }
+
     /// Unsupported combinations fail with 'fmt?' before writing; a failure part-way leaves
     /// no partial output and keeps the file that was there.
     func testConvertErrorsLeaveNothingBehind() throws {
