@@ -1,13 +1,14 @@
 import Tonearm
 
-/// `tonearm demo`: inspects every bundled sample and converts each to WAV, so that a new
-/// user sees the main job done in one command.
+/// `tonearm demo`: inspects every bundled sample, converts each to WAV and to FLAC, and
+/// resamples it to 16 kHz mono, so that a new user sees the main job done in one command.
 enum DemoCommand {
     static let help = """
         usage: tonearm demo [SAMPLES_DIR] [--out DIR]
 
         Prints afinfo's report for each sample in Samples/ and converts it to a
-        16-bit WAV in DIR (default: a new folder under /tmp).
+        16-bit WAV, to FLAC, and to 16 kHz mono Float32 (as a speech pipeline wants) in DIR
+        (default: a new folder under /tmp).
         """
 
     static func run(_ args: [String], console: Console) throws -> Int32 {
@@ -23,10 +24,13 @@ enum DemoCommand {
             let report = try about(path) { () throws(AudioError) in try InfoCommand.Report(path: path) }
             report.printText(console)
             let name = path.split(separator: "/").last.map(String.init) ?? path
-            let out = outDir + "/" + name + ".wav"
-            let code = TonearmCommand.run(["convert", path, out, "-d", "LEI16"], console: console)
-            if code != 0 { return code }
-            console.print("converted to \(out)\n")
+            for (suffix, options) in [(".wav", ["-d", "LEI16"]), (".flac", []), ("-16k-mono.wav", ["-d", "LEF32@16000", "-c", "1"])] {
+                let out = outDir + "/" + name + suffix
+                let code = TonearmCommand.run(["convert", path, out] + options, console: console)
+                if code != 0 { return code }
+                console.print("converted to \(out)")
+            }
+            console.print("")
         }
         return 0
     }

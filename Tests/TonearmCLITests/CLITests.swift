@@ -179,6 +179,26 @@ final class CLITests: XCTestCase {
         }
     }
 
+    /// `demo` (the README's first command) writes a WAV, a FLAC and a 16 kHz mono file per sample.
+    func testDemoConvertsEverySample() throws {
+        let dir = makeTemporaryDirectory()
+        let r = tonearm(["demo", packageRoot + "/Samples", "--out", dir])
+        XCTAssertEqual(r.code, 0, r.err)
+        for name in ["tone-ima4.caf", "tone-mono-16k.aiff", "tone-stereo.wav"] {
+            let speech = try ExtAudioFile.open(path: dir + "/\(name)-16k-mono.wav")
+            XCTAssertEqual(speech.fileDataFormat.sampleRate, 16000, name)
+            XCTAssertEqual(speech.fileDataFormat.channelsPerFrame, 1, name)
+            let wav = try ExtAudioFile.open(path: dir + "/\(name).wav"), flac = try ExtAudioFile.open(path: dir + "/\(name).flac")
+            XCTAssertEqual(flac.fileDataFormat.formatID, .flac, name)
+            try flac.setClientDataFormat(wav.clientDataFormat)
+            var a: [UInt8] = [], b: [UInt8] = []
+            _ = try wav.read(frames: 1 << 20, into: &a)
+            _ = try flac.read(frames: 1 << 20, into: &b)
+            XCTAssertFalse(a.isEmpty, name)
+            XCTAssertTrue(a == b, "\(name): the FLAC and the WAV differ")
+        }
+    }
+
     /// Unsupported combinations fail with 'fmt?' before writing; a failure part-way leaves
     /// no partial output and keeps the file that was there.
     func testConvertErrorsLeaveNothingBehind() throws {
