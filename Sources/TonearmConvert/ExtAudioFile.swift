@@ -24,7 +24,11 @@ public final class ExtAudioFile {
     public let fileDataFormat: StreamDescription
     /// The order of the file's channels, when known: reading, the order they decode in (the
     /// codec's own, for ALAC, else the file's layout); writing, the order they are stored in.
-    public let fileChannelLayout: ChannelLayout?
+    public var fileChannelLayout: ChannelLayout? {
+        isWriting ? storedLayout : converter?.sourceChannelLayout ?? storedLayout
+    }
+    /// Reading, the file's own layout ('chan'); writing, the layout the file stores.
+    private let storedLayout: ChannelLayout?
     /// The format frames are read or written in. Defaults to the file's format when that is
     /// PCM, else native-endian Float32 (reading) or 16- or 32-bit integers (writing).
     public private(set) var clientDataFormat: StreamDescription
@@ -84,9 +88,7 @@ public final class ExtAudioFile {
         self.file = file
         properties = p
         fileDataFormat = format
-        // The decoded channels' order: the codec's own where it fixes one (ALAC), else the file's.
-        fileChannelLayout = (try? CodecRegistry.makeDecoder(for: format, magicCookie: p.magicCookie, output: .float32))?
-            .outputChannelLayout ?? p.channelLayout
+        storedLayout = p.channelLayout
         isWriting = false
         clientDataFormat = format.isPCM && PCMEncoder.canEncode(format) ? format
             : .pcm(sampleRate: format.sampleRate, channels: format.channelsPerFrame, bits: 32, isFloat: true,
@@ -161,7 +163,8 @@ public final class ExtAudioFile {
 
     private func makeReadConverter() throws(AudioError) {
         let c = try AudioConverter(from: fileDataFormat, to: clientDataFormat, magicCookie: properties?.magicCookie)
-        c.inputChannelLayout = fileChannelLayout
+        // The converter prefers the codec's own channel order (ALAC) to the file's.
+        c.inputChannelLayout = storedLayout
         c.outputChannelLayout = clientChannelLayout
         try configure(c)
         converter = c
@@ -320,7 +323,7 @@ public final class ExtAudioFile {
         {
             fileLayout = ordered
         }
-        fileChannelLayout = fileLayout
+        storedLayout = fileLayout
         clientChannelLayout = channelLayout
         properties = nil
         isWriting = true
@@ -343,7 +346,7 @@ public final class ExtAudioFile {
     private func makeWriteConverter() throws(AudioError) {
         let c = try AudioConverter(from: clientBytesFormat, to: writeTarget)
         c.inputChannelLayout = clientChannelLayout
-        c.outputChannelLayout = fileChannelLayout
+        c.outputChannelLayout = storedLayout
         try configure(c)
         converter = c
     }

@@ -170,12 +170,17 @@ final class CLITests: XCTestCase {
         let a = try ExtAudioFile.open(path: src), b = try ExtAudioFile.open(path: dir + "/t.flac")
         XCTAssertEqual(b.fileDataFormat.formatID, .flac)
         XCTAssertEqual(b.fileDataFormat.bitsPerChannel, a.fileDataFormat.bitsPerChannel)
+        let s16 = StreamDescription.pcm(sampleRate: 0, channels: a.fileDataFormat.channelsPerFrame, bits: 16)
+        try a.setClientDataFormat(s16)
+        try b.setClientDataFormat(s16)
         var x: [UInt8] = [], y: [UInt8] = []
         _ = try a.read(frames: 1 << 20, into: &x)
         _ = try b.read(frames: 1 << 20, into: &y)
+        XCTAssertFalse(x.isEmpty)
         XCTAssertTrue(x == y, "the FLAC written decodes to other samples")
         if let flac = which("flac") {
-            XCTAssertFalse(try runToolData(flac, ["-d", "-c", "-s", "--force-raw-format", "--endian=little", "--sign=signed", dir + "/t.flac"]).isEmpty)
+            let decoded = try runToolData(flac, ["-d", "-c", "-s", "--force-raw-format", "--endian=little", "--sign=signed", dir + "/t.flac"])
+            XCTAssertTrue(decoded == y, "flac -d disagrees")
         }
     }
 

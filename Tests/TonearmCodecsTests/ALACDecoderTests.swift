@@ -43,23 +43,7 @@ final class ALACDecoderTests: XCTestCase {
         let format = try XCTUnwrap(p.dataFormat)
         XCTAssertEqual(format.formatID, .appleLossless, path)
         let decoder = try ALACDecoder(format: format, magicCookie: p.magicCookie, output: common)
-        let total = Int(p.audioDataPacketCount ?? 0)
-        let buffer = PCMBuffer(commonFormat: common, sampleRate: format.sampleRate, channels: Int(decoder.inputFormat.channelsPerFrame),
-                               interleaved: interleaved, frameCapacity: perCall * decoder.maximumFramesPerPacket)
-        var pcm: [UInt8] = []
-        var frames = 0
-        var first = 0
-        while first < total {
-            let count = min(perCall, total - first)
-            let (data, descriptions) = try file.readPacketData(startingAt: Int64(first), count: count)
-            buffer.frameLength = 0
-            try data.withBytes { (raw) throws(AudioError) in
-                try decoder.decode(raw, packetCount: count, descriptions: descriptions, into: buffer)
-            }
-            frames += buffer.frameLength
-            pcm += buffer.interleavedBytes()
-            first += count
-        }
+        let (pcm, frames) = try decodePackets(of: file, with: decoder, as: common, interleaved: interleaved, perCall: perCall)
         return Decoded(decoder: decoder, pcm: pcm, frames: frames)
     }
 

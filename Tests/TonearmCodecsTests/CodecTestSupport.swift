@@ -146,6 +146,34 @@ func decodeStream(_ decoder: AudioDecoder, _ data: [UInt8], bytesPerPacket: Int,
     return out
 }
 
+/// Decodes a file's packets as AudioFile hands them over (with their descriptions),
+/// `perCall` packets a call, at most `maximumPackets`; returns the output as interleaved
+/// little-endian bytes (unless `keepPCM` is off) and the frame count.
+func decodePackets(of file: AudioFile, with decoder: AudioDecoder, as common: PCMBuffer.CommonFormat, interleaved: Bool = true,
+                   perCall: Int, maximumPackets: Int = .max, keepPCM: Bool = true) throws -> (pcm: [UInt8], frames: Int)
+{
+    let p = try file.properties
+    let total = min(Int(p.audioDataPacketCount ?? 0), maximumPackets)
+    let buffer = PCMBuffer(commonFormat: common, sampleRate: decoder.inputFormat.sampleRate,
+                           channels: Int(decoder.inputFormat.channelsPerFrame), interleaved: interleaved,
+                           frameCapacity: perCall * decoder.maximumFramesPerPacket)
+    var pcm: [UInt8] = []
+    var frames = 0
+    var first = 0
+    while first < total {
+        let count = min(perCall, total - first)
+        let (data, descriptions) = try file.readPacketData(startingAt: Int64(first), count: count)
+        buffer.frameLength = 0
+        try data.withBytes { (raw) throws(AudioError) in
+            try decoder.decode(raw, packetCount: count, descriptions: descriptions, into: buffer)
+        }
+        frames += buffer.frameLength
+        if keepPCM { pcm += buffer.interleavedBytes() }
+        first += count
+    }
+    return (pcm, frames)
+}
+
 /// Asserts two byte strings are equal, reporting the first difference rather than both.
 func assertSameBytes(_ ours: [UInt8], _ reference: [UInt8], bytesPerSample: Int = 2, _ what: String,
                      file: StaticString = #filePath, line: UInt = #line)

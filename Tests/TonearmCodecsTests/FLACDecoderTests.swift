@@ -35,23 +35,8 @@ final class FLACDecoderTests: XCTestCase {
         let format = try XCTUnwrap(p.dataFormat)
         let decoder = try FLACDecoder(format: format, magicCookie: p.magicCookie, output: common)
         decoder.verifiesMD5 = true
-        let total = min(Int(p.audioDataPacketCount ?? 0), maximumPackets)
-        let buffer = PCMBuffer(commonFormat: common, sampleRate: format.sampleRate, channels: Int(decoder.inputFormat.channelsPerFrame),
-                               interleaved: interleaved, frameCapacity: perCall * decoder.maximumFramesPerPacket)
-        var pcm: [UInt8] = []
-        var frames = 0
-        var first = 0
-        while first < total {
-            let count = min(perCall, total - first)
-            let (data, descriptions) = try file.readPacketData(startingAt: Int64(first), count: count)
-            buffer.frameLength = 0
-            try data.withBytes { (raw) throws(AudioError) in
-                try decoder.decode(raw, packetCount: count, descriptions: descriptions, into: buffer)
-            }
-            frames += buffer.frameLength
-            if keepPCM { pcm += buffer.interleavedBytes() }
-            first += count
-        }
+        let (pcm, frames) = try decodePackets(of: file, with: decoder, as: common, interleaved: interleaved, perCall: perCall,
+                                              maximumPackets: maximumPackets, keepPCM: keepPCM)
         return Decoded(decoder: decoder, pcm: pcm, frames: frames)
     }
 
