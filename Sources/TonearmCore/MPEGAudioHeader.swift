@@ -28,6 +28,13 @@ public struct MPEGAudioHeader: Sendable, Equatable {
     public var padding: Bool
     /// 0 stereo, 1 joint stereo, 2 dual channel, 3 mono.
     public var channelMode: Int
+    /// Layer III: bit 1 mid/side, bit 0 intensity stereo. Layers I and II: the first
+    /// subband coded as intensity stereo is 4 × (1 + this).
+    public var modeExtension: Int
+    /// 0 none, 1 50/15 µs, 3 CCITT J.17.
+    public var emphasis: Int
+    /// The bit rate index (1–14), which layer II's allocation tables depend on.
+    public var bitRateIndex: Int
     let versionBits: UInt32
     let rateIndex: UInt32
 
@@ -58,6 +65,9 @@ public struct MPEGAudioHeader: Sendable, Equatable {
         sampleRate = MPEGAudioHeader.mpeg1Rates[Int(r)] >> (version == .mpeg1 ? 0 : version == .mpeg2 ? 1 : 2)
         padding = word >> 9 & 1 == 1
         channelMode = Int(word >> 6 & 3)
+        modeExtension = Int(word >> 4 & 3)
+        emphasis = Int(word & 3)
+        bitRateIndex = Int(b)
     }
 
     /// True when the word is a valid header except that its bit rate index is 0 (free format).
@@ -67,6 +77,9 @@ public struct MPEGAudioHeader: Sendable, Equatable {
     }
 
     public var channels: Int { channelMode == 3 ? 1 : 2 }
+
+    /// Bytes before the audio data: the header and, when present, the CRC.
+    public var headerLength: Int { hasCRC ? 6 : 4 }
 
     /// PCM frames per audio frame: 384 for layer I, 1152 for layer II and MPEG-1 layer III,
     /// 576 for MPEG-2/2.5 layer III.
