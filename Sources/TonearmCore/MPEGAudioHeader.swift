@@ -1,5 +1,3 @@
-import TonearmCore
-
 /// The 32-bit header of an MPEG audio frame (ISO/IEC 11172-3 and 13818-3, and the
 /// unofficial MPEG-2.5 extension to 8–12 kHz).
 ///
