@@ -35,11 +35,16 @@ public protocol AudioDecoder: AnyObject {
     /// C L R…); nil when it is the container's. A container's own layout may describe
     /// another order (ffmpeg's CAF muxer writes WAV's for ALAC), so this one wins.
     var outputChannelLayout: ChannelLayout? { get }
+
+    /// Packets the decoder could not decode and concealed (with silence, say) instead of
+    /// throwing, since it was made. 0 for decoders that throw 'bada' instead.
+    var concealedPackets: Int { get }
 }
 
 extension AudioDecoder {
     public var seekPrerollPackets: Int { 0 }
     public var outputChannelLayout: ChannelLayout? { nil }
+    public var concealedPackets: Int { 0 }
 }
 
 /// Builds decoders from a stream description, as Apple's codec lookup does.

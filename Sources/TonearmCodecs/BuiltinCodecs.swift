@@ -10,10 +10,12 @@ extension CodecRegistry {
         let msADPCM: Factory = MSADPCMDecoder.make
         let flac: Factory = FLACDecoder.make
         let alac: Factory = ALACDecoder.make
-        return [pcm, g711, ima4, dviIMA, msADPCM, flac, alac]
+        let mpeg: Factory = MPEGDecoder.make
+        return [pcm, g711, ima4, dviIMA, msADPCM, flac, alac, mpeg]
     }
 
     static let builtinDecodableFormats: [AudioFormatID] = [
         .linearPCM, .uLaw, .aLaw, .appleIMA4, .dviIntelIMA, .microsoftADPCM, .flac, .appleLossless,
+        .mpegLayer1, .mpegLayer2, .mpegLayer3,
     ]
 }

@@ -1,37 +1,35 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import TonearmCore
 
 /// The polyphase synthesis filter bank of MPEG audio (ISO/IEC 11172-3, 2.4.3.2 and
 /// Annex A figure A.2), shared by layers I, II and III: 32 subband samples in, 32 PCM
 /// samples out, for one channel.
 ///
-/// The matrixing is a 32-point DCT-II (Lee's recursive factorisation, 80 multiplies
-/// instead of 2048), whose 32 outputs give the 64 values of a V vector by symmetry; the
+/// The matrixing is a 32-point DCT-II (Lee's factorisation unrolled, 80 multiplies
+/// instead of 2048: ``dct32(_:_:)``), whose 32 outputs give the 64 values of a V vector by symmetry; the
 /// windowing sums 16 terms per output sample over the 16 newest V vectors, 4 outputs at
 /// a time in SIMD.
 final class MPEGSynthesisFilter {
     /// 16 V vectors of 64 values, a ring; `head` is the newest.
     private let v: UnsafeMutablePointer<Float>
     private var head = 0
-    /// 64 values of scratch for the DCT.
-    private let scratch: UnsafeMutablePointer<Float>
+    /// The DCT's 32 outputs.
+    private let c: UnsafeMutablePointer<Float>
+    /// This filter's copy of ``window``, so the hot loop reads no global.
+    private let d: UnsafeMutablePointer<Float>
 
     init() {
         v = .allocate(capacity: 16 * 64)
         v.initialize(repeating: 0, count: 16 * 64)
-        scratch = .allocate(capacity: 128)
-        scratch.initialize(repeating: 0, count: 128)
+        c = .allocate(capacity: 32)
+        c.initialize(repeating: 0, count: 32)
+        d = .allocate(capacity: 512)
+        d.initialize(from: Self.window, count: 512)
     }
 
     deinit {
         v.deallocate()
-        scratch.deallocate()
+        c.deallocate()
+        d.deallocate()
     }
 
     /// Forgets the history: the next output is as at the start of a stream.
@@ -46,9 +44,7 @@ final class MPEGSynthesisFilter {
         head = (head &- 1) & 15
         let vNew = v + head &* 64
         // C[m] = Σ S[k] cos((2k+1)mπ/64); V[i] = Σ S[k] cos((16+i)(2k+1)π/64).
-        let c = scratch
-        c.update(from: subbands, count: 32)
-        Self.dct(c, 32, scratch + 32)
+        Self.dct32(subbands, c)
         for i in 0..<16 { vNew[i] = c[16 &+ i] }
         vNew[16] = 0
         for i in 17..<48 { vNew[i] = -c[48 &- i] }
@@ -57,8 +53,8 @@ final class MPEGSynthesisFilter {
         // out[j] = Σt V(age 2t)[j]·D[64t+j] + V(age 2t+1)[32+j]·D[64t+32+j].
         var a0 = SIMD4<Float>(), a1 = SIMD4<Float>(), a2 = SIMD4<Float>(), a3 = SIMD4<Float>()
         var a4 = SIMD4<Float>(), a5 = SIMD4<Float>(), a6 = SIMD4<Float>(), a7 = SIMD4<Float>()
-        Self.window.withUnsafeBufferPointer { d in
-            let dw = UnsafeRawPointer(d.baseAddress!)
+        do {
+            let dw = UnsafeRawPointer(d)
             for t in 0..<8 {
                 let evenIndex: Int = ((head &+ 2 &* t) & 15) &* 64
                 let oddIndex: Int = ((head &+ 2 &* t &+ 1) & 15) &* 64 &+ 32
@@ -84,37 +80,6 @@ final class MPEGSynthesisFilter {
         store(a0, 0); store(a1, 4); store(a2, 8); store(a3, 12)
         store(a4, 16); store(a5, 20); store(a6, 24); store(a7, 28)
     }
-
-    /// An in-place DCT-II of `n` values (a power of two): x[m] ← Σ x[k] cos((2k+1)mπ/2n).
-    /// Lee's factorisation: the sums and the scaled differences of mirrored inputs are two
-    /// half-size DCTs, giving the even and (pairwise added) the odd outputs. `tmp` holds 2n.
-    private static func dct(_ x: UnsafeMutablePointer<Float>, _ n: Int, _ tmp: UnsafeMutablePointer<Float>) {
-        if n == 1 { return }
-        let h = n &>> 1
-        let f = dctFactors + (h &- 1)
-        for k in 0..<h {
-            let a = x[k], b = x[n &- 1 &- k]
-            tmp[k] = a + b
-            tmp[h &+ k] = (a - b) * f[k]
-        }
-        dct(tmp, h, tmp + n)
-        dct(tmp + h, h, tmp + n)
-        for m in 0..<h {
-            x[2 &* m] = tmp[m]
-            x[2 &* m &+ 1] = tmp[h &+ m] + (m &+ 1 < h ? tmp[h &+ m &+ 1] : 0)
-        }
-    }
-
-    /// For each half size h (1, 2, 4, 8, 16), at offset h − 1: 1 / (2 cos((2k+1)π / 4h)).
-    nonisolated(unsafe) private static let dctFactors: UnsafeMutablePointer<Float> = {
-        let p = UnsafeMutablePointer<Float>.allocate(capacity: 31)
-        var h = 1
-        while h <= 16 {
-            for k in 0..<h { p[h - 1 + k] = Float(1 / (2 * cos(Double(2 * k + 1) * Double.pi / Double(4 * h)))) }
-            h <<= 1
-        }
-        return p
-    }()
 
     /// The synthesis window D[i] of Table B.3, i = 0…511, in the order the windowing reads
     /// it: row t holds D[64t…64t+63].

@@ -1,0 +1,552 @@
+import TonearmCore
+
+/// Layer III of MPEG-1, MPEG-2 LSF and MPEG-2.5 (ISO/IEC 11172-3 2.4.3.4, 13818-3 2.4.3.4):
+/// one frame in, 1152 or 576 PCM samples per channel out.
+///
+/// The steps per granule and channel: the bit reservoir gives the main data; scale
+/// factors; Huffman decoding (``Layer3Huffman``); requantisation; joint stereo (mid/side,
+/// intensity stereo of MPEG-1 and of LSF); the reordering of short blocks; alias
+/// reduction; the IMDCT with its windows and overlap; frequency inversion; and the
+/// synthesis filter bank.
+final class Layer3Decoder {
+    /// How a frame went.
+    enum Outcome {
+        case decoded
+        /// The reservoir did not hold the bytes main_data_begin points back to, as after a
+        /// seek: the frame's spectrum is silent, its overlap from before still sounds.
+        case missingReservoir
+        /// Side information, CRC or lengths are wrong: silent spectrum, as above.
+        case damaged
+    }
+
+    private static let reservoirCapacity = 4096
+
+    /// Main data bytes: the tail of earlier frames (the reservoir) and then this frame's.
+    private let reservoir: UnsafeMutablePointer<UInt8>
+    private var reservoirCount = 0
+    /// Per channel: the spectrum (576), the overlap of the IMDCT (576), the Huffman values.
+    private let xr: UnsafeMutablePointer<Float>
+    private let overlap: UnsafeMutablePointer<Float>
+    private let quantized: UnsafeMutablePointer<Int32>
+    /// One granule's IMDCT output, 18 time slots × 32 subbands, and scratch space.
+    private let time: UnsafeMutablePointer<Float>
+    private let scratch: UnsafeMutablePointer<Float>
+    /// Scale factors per channel: 22 long bands, then 13 × 3 short ones; for LSF intensity
+    /// stereo, the largest value each could hold (the illegal position).
+    private var longScale = [[Int]](repeating: [Int](repeating: 0, count: 22), count: 2)
+    private var shortScale = [[Int]](repeating: [Int](repeating: 0, count: 39), count: 2)
+    private var longLimit = [Int](repeating: 0, count: 22)
+    private var shortLimit = [Int](repeating: 0, count: 39)
+    private var intensityScale = 0
+    private var sideInfo = Layer3SideInfo()
+    /// This decoder's copies of the tables its loops read, so that they read no globals.
+    private let pow43: UnsafeMutablePointer<Float>
+    private let gains: UnsafeMutablePointer<Float>
+    private let imdctLongMatrix: UnsafeMutablePointer<Float>
+    private let imdctShortMatrix: UnsafeMutablePointer<Float>
+    private let windows: UnsafeMutablePointer<Float>
+    private let alias: UnsafeMutablePointer<Float>
+
+    private static func copy(_ tables: [Float]...) -> UnsafeMutablePointer<Float> {
+        let all = tables.flatMap { $0 }
+        let p = UnsafeMutablePointer<Float>.allocate(capacity: all.count)
+        p.initialize(from: all, count: all.count)
+        return p
+    }
+
+    init() {
+        pow43 = Self.copy(Layer3Tables.pow43)
+        gains = Self.copy(Layer3Tables.gains)
+        imdctLongMatrix = Self.copy(Layer3Tables.imdctLong)
+        imdctShortMatrix = Self.copy(Layer3Tables.imdctShort)
+        // Block types 0, 1, 3 (36 each), then the short window (12).
+        windows = Self.copy(Layer3Tables.longWindows[0], Layer3Tables.longWindows[1], Layer3Tables.longWindows[2],
+                            Layer3Tables.shortWindow)
+        alias = Self.copy(Layer3Tables.aliasCS, Layer3Tables.aliasCA)
+        reservoir = .allocate(capacity: Self.reservoirCapacity + 8)
+        reservoir.initialize(repeating: 0, count: Self.reservoirCapacity + 8)
+        xr = .allocate(capacity: 2 * 576)
+        xr.initialize(repeating: 0, count: 2 * 576)
+        overlap = .allocate(capacity: 2 * 576)
+        overlap.initialize(repeating: 0, count: 2 * 576)
+        quantized = .allocate(capacity: 576)
+        quantized.initialize(repeating: 0, count: 576)
+        time = .allocate(capacity: 576)
+        time.initialize(repeating: 0, count: 576)
+        scratch = .allocate(capacity: 640)
+        scratch.initialize(repeating: 0, count: 640)
+    }
+
+    deinit {
+        for p in [pow43, gains, imdctLongMatrix, imdctShortMatrix, windows, alias] { p.deallocate() }
+        reservoir.deallocate()
+        xr.deallocate()
+        overlap.deallocate()
+        quantized.deallocate()
+        time.deallocate()
+        scratch.deallocate()
+    }
+
+    func reset() {
+        reservoirCount = 0
+        overlap.update(repeating: 0, count: 2 * 576)
+    }
+
+    /// The index of a sample rate in ``Layer3Tables``' band tables.
+    static func rateIndex(_ sampleRate: Int) -> Int? {
+        [44100: 0, 48000: 1, 32000: 2, 22050: 3, 24000: 4, 16000: 5, 11025: 6, 12000: 7, 8000: 8][sampleRate]
+    }
+
+    /// Decodes one frame into `pcm` (planar, channel c at c × 1152), for `h.channels`
+    /// channels, through the channels' synthesis filters.
+    func decode(_ frame: UnsafeRawBufferPointer, header h: MPEGAudioHeader, synthesis: [MPEGSynthesisFilter],
+                into pcm: UnsafeMutablePointer<Float>) -> Outcome
+    {
+        let channels = h.channels
+        let granules = h.version == .mpeg1 ? 2 : 1
+        let mainStart = h.headerLength + h.sideInfoSize
+        var outcome = Outcome.decoded
+        var dataStart = -1, dataEnd = 0
+        if frame.count < mainStart || !sideInfo.parse(frame, header: h) {
+            // Where this frame's main data ends is unknown: later frames cannot point back.
+            reservoirCount = 0
+            outcome = .damaged
+        } else {
+            // A CRC covers the side information only: the main data still feeds the reservoir.
+            if h.hasCRC && !MPEGCRC.check(frame, protectedBits: h.sideInfoSize * 8) { outcome = .damaged }
+            // Keep at most the 511 bytes a later frame can point back to.
+            let incoming = frame.count - mainStart
+            if reservoirCount + incoming > Self.reservoirCapacity {
+                let keep = min(reservoirCount, 512)
+                (reservoir + 0).update(from: reservoir + (reservoirCount - keep), count: keep)
+                reservoirCount = keep
+            }
+            if sideInfo.mainDataBegin <= reservoirCount {
+                dataStart = reservoirCount - sideInfo.mainDataBegin
+            } else if outcome == .decoded {
+                outcome = .missingReservoir
+            }
+            let n = min(incoming, Self.reservoirCapacity - reservoirCount)
+            (reservoir + reservoirCount).update(from: frame.baseAddress!.assumingMemoryBound(to: UInt8.self) + mainStart, count: n)
+            reservoirCount += n
+            dataEnd = reservoirCount
+        }
+
+        let rate = Self.rateIndex(h.sampleRate) ?? 0
+        let data = UnsafeRawBufferPointer(start: reservoir, count: dataEnd)
+        var position = max(0, dataStart) * 8
+        for gr in 0..<granules {
+            var nonzero = (0, 0)
+            for ch in 0..<channels {
+                let spectrum = xr + ch * 576
+                guard outcome == .decoded else {
+                    spectrum.update(repeating: 0, count: 576)
+                    continue
+                }
+                var g = sideInfo.granules[gr * 2 + ch]
+                let end = min(position + g.part23Length, dataEnd * 8)
+                var bits = MPEGBits(data, bitPosition: position)
+                if h.version == .mpeg1 {
+                    readScaleFactorsMPEG1(&bits, g, channel: ch, granule: gr)
+                } else {
+                    g.preflag = readScaleFactorsLSF(&bits, g, channel: ch,
+                                                    intensityChannel: ch == 1 && h.channelMode == 1 && h.modeExtension & 1 != 0)
+                }
+                let n = huffman(data, from: min(bits.position, end), to: end, g, rate: rate)
+                requantize(g, count: n, channel: ch, rate: rate, mpeg1: h.version == .mpeg1)
+                if ch == 0 { nonzero.0 = n } else { nonzero.1 = n }
+                position += g.part23Length
+            }
+            if outcome == .decoded, channels == 2, h.channelMode == 1 {
+                jointStereo(h, right: sideInfo.granules[gr * 2 + 1], rate: rate, nonzero: &nonzero)
+            }
+            for ch in 0..<channels {
+                let g = outcome == .decoded ? sideInfo.granules[gr * 2 + ch] : Layer3GranuleInfo()
+                let n = outcome == .decoded ? (ch == 0 ? nonzero.0 : nonzero.1) : 0
+                hybridSynthesis(g, count: n, channel: ch, rate: rate, mpeg1: h.version == .mpeg1)
+                let out = pcm + ch * 1152 + gr * 576
+                for t in 0..<18 { synthesis[ch].synthesize(time + t * 32, into: out + t * 32, stride: 1) }
+            }
+        }
+        return outcome
+    }
+
+    /// A silent frame of `frames` samples per channel (a damaged or foreign frame): the
+    /// overlap of the last granule fades out through the filter bank. The reservoir is
+    /// dropped, as the next frame cannot point back past an unknown frame.
+    func conceal(channels: Int, frames: Int, synthesis: [MPEGSynthesisFilter], into pcm: UnsafeMutablePointer<Float>) {
+        reservoirCount = 0
+        for gr in 0..<frames / 576 {
+            for ch in 0..<channels {
+                (xr + ch * 576).update(repeating: 0, count: 576)
+                hybridSynthesis(Layer3GranuleInfo(), count: 0, channel: ch, rate: 0, mpeg1: true)
+                let out = pcm + ch * 1152 + gr * 576
+                for t in 0..<18 { synthesis[ch].synthesize(time + t * 32, into: out + t * 32, stride: 1) }
+            }
+        }
+    }
+
+    // MARK: Scale factors
+
+    /// The long bands each scfsi bit covers.
+    private static let scfsiGroups = [0..<6, 6..<11, 11..<16, 16..<21]
+
+    private func readScaleFactorsMPEG1(_ r: inout MPEGBits, _ g: Layer3GranuleInfo, channel ch: Int, granule gr: Int) {
+        let s1 = Layer3Tables.slen1[g.scalefacCompress], s2 = Layer3Tables.slen2[g.scalefacCompress]
+        if g.isShort {
+            var sfb = 0
+            if g.mixed {
+                for b in 0..<8 { longScale[ch][b] = r.read(s1) }
+                sfb = 3
+            }
+            while sfb < 12 {
+                let len = sfb < 6 ? s1 : s2
+                for w in 0..<3 { shortScale[ch][sfb * 3 + w] = r.read(len) }
+                sfb += 1
+            }
+            for w in 0..<3 { shortScale[ch][36 + w] = 0 }
+        } else {
+            let scfsi = ch == 0 ? sideInfo.scfsi.0 : sideInfo.scfsi.1
+            for (i, bands) in Self.scfsiGroups.enumerated() {
+                if gr == 1 && scfsi >> (3 - i) & 1 == 1 { continue }
+                let len = i < 2 ? s1 : s2
+                for b in bands { longScale[ch][b] = r.read(len) }
+            }
+            longScale[ch][21] = 0
+        }
+    }
+
+    /// Reads LSF scale factors; returns the preflag their compression implies.
+    private func readScaleFactorsLSF(_ r: inout MPEGBits, _ g: Layer3GranuleInfo, channel ch: Int, intensityChannel: Bool) -> Bool {
+        var slen = (0, 0, 0, 0)
+        var table = 0
+        let sfc = g.scalefacCompress
+        var preflag = false
+        if intensityChannel {
+            intensityScale = sfc & 1
+            let c = sfc >> 1
+            if c < 180 {
+                slen = (c / 36, c % 36 / 6, c % 6, 0); table = 3
+            } else if c < 244 {
+                let t = c - 180
+                slen = ((t & 63) >> 4, (t & 15) >> 2, t & 3, 0); table = 4
+            } else {
+                let t = c - 244
+                slen = (t / 3, t % 3, 0, 0); table = 5
+            }
+        } else if sfc < 400 {
+            slen = ((sfc >> 4) / 5, (sfc >> 4) % 5, (sfc & 15) >> 2, sfc & 3)
+        } else if sfc < 500 {
+            let t = sfc - 400
+            slen = ((t >> 2) / 5, (t >> 2) % 5, t & 3, 0); table = 1
+        } else {
+            let t = sfc - 500
+            slen = (t / 3, t % 3, 0, 0); table = 2
+            preflag = true
+        }
+        let kind = !g.isShort ? 0 : g.mixed ? 2 : 1
+        let counts = Layer3Tables.lsfPartitions[table][kind]
+        let lengths = [slen.0, slen.1, slen.2, slen.3]
+        for b in 0..<22 { longScale[ch][b] = 0; longLimit[b] = 0 }
+        for b in 0..<39 { shortScale[ch][b] = 0; shortLimit[b] = 0 }
+        var k = 0
+        for p in 0..<4 {
+            let len = lengths[p], limit = (1 << len) - 1
+            for _ in 0..<counts[p] {
+                let v = r.read(len)
+                if kind == 0 {
+                    longScale[ch][k] = v; longLimit[k] = limit
+                } else if kind == 2 && k < 6 {
+                    longScale[ch][k] = v; longLimit[k] = limit
+                } else {
+                    let s = kind == 2 ? k - 6 + 9 : k
+                    if s < 39 { shortScale[ch][s] = v; shortLimit[s] = limit }
+                }
+                k += 1
+            }
+        }
+        return preflag
+    }
+
+    // MARK: Spectrum
+
+    /// The boundaries of regions 1 and 2, then the Huffman decoding into `quantized`.
+    private func huffman(_ data: UnsafeRawBufferPointer, from start: Int, to end: Int, _ g: Layer3GranuleInfo, rate: Int) -> Int {
+        let long = Layer3Tables.longBands[rate], short = Layer3Tables.shortBands[rate]
+        var r1: Int, r2: Int
+        if g.windowSwitching {
+            r1 = g.blockType == 2 && !g.mixed ? short[3] * 3 : long[8]
+            r2 = 576
+        } else {
+            r1 = long[min(22, g.region0Count + 1)]
+            r2 = long[min(22, g.region0Count + g.region1Count + 2)]
+        }
+        let big = g.bigValues * 2
+        r1 = min(r1, big)
+        r2 = min(max(r2, r1), big)
+        return Layer3Huffman.decode(data, start: start, end: max(start, end), bigValues: g.bigValues, tableSelect: g.tableSelect,
+                                    region1Start: r1, region2Start: r2, count1TableB: g.count1TableB, into: quantized)
+    }
+
+    /// xr = sign · |q|^(4/3) · 2^(gain/4), in the decoding order (short blocks still
+    /// grouped by window).
+    private func requantize(_ g: Layer3GranuleInfo, count n: Int, channel ch: Int, rate: Int, mpeg1: Bool) {
+        let out = xr + ch * 576
+        out.update(repeating: 0, count: 576)
+        guard n > 0 else { return }
+        let long = Layer3Tables.longBands[rate], short = Layer3Tables.shortBands[rate]
+        let multiplier = g.scalefacScale ? 4 : 2
+        let base = g.globalGain - 210
+        let preflag = g.preflag
+        do {
+            do {
+                @inline(__always) func scale(_ from: Int, _ to: Int, _ q: Int) {
+                    let factor = gains[min(575, max(0, q + Layer3Tables.gainOffset))]
+                    var i = from
+                    let stop = min(to, n)
+                    while i < stop {
+                        let v = quantized[i]
+                        let m = pow43[Int(min(8206, v.magnitude))] * factor
+                        out[i] = v < 0 ? -m : m
+                        i += 1
+                    }
+                }
+                var longBands = 22
+                var firstShort = 13
+                if g.isShort {
+                    longBands = g.mixed ? (mpeg1 ? 8 : 6) : 0
+                    firstShort = g.mixed ? 3 : 0
+                }
+                let pretab = Layer3Tables.pretab
+                for b in 0..<longBands where long[b] < n {
+                    let sf = longScale[ch][b] + (preflag ? pretab[b] : 0)
+                    scale(long[b], long[b + 1], base - multiplier * sf)
+                }
+                guard g.isShort else { return }
+                let sbg = [g.subblockGain.0, g.subblockGain.1, g.subblockGain.2]
+                for b in firstShort..<13 where short[b] * 3 < n {
+                    let width = short[b + 1] - short[b]
+                    for w in 0..<3 {
+                        let start = short[b] * 3 + w * width
+                        scale(start, start + width, base - 8 * sbg[w] - multiplier * shortScale[ch][b * 3 + w])
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: Stereo
+
+    private func jointStereo(_ h: MPEGAudioHeader, right g1: Layer3GranuleInfo, rate: Int,
+                             nonzero: inout (Int, Int))
+    {
+        let ms = h.modeExtension & 2 != 0, intensity = h.modeExtension & 1 != 0
+        let left = xr, right = xr + 576
+        let limit = max(nonzero.0, nonzero.1)
+        let invSqrt2: Float = 0.70710678118654752
+        @inline(__always) func midSide(_ from: Int, _ to: Int) {
+            guard ms else { return }
+            var i = from
+            while i < min(to, limit) {
+                let m = left[i], s = right[i]
+                left[i] = (m + s) * invSqrt2
+                right[i] = (m - s) * invSqrt2
+                i += 1
+            }
+        }
+        guard intensity else {
+            midSide(0, limit)
+            nonzero = (limit, limit)
+            return
+        }
+        let mpeg1 = h.version == .mpeg1
+        let io: Float = intensityScale == 1 ? 0.70710678118654752 : 0.84089641525371454
+        /// Intensity stereo over lines [from, to) at position p, or mid/side when p is illegal.
+        @inline(__always) func band(_ from: Int, _ to: Int, position p: Int, limit l: Int) {
+            if mpeg1 ? p >= 7 : p >= l {
+                midSide(from, to)
+                return
+            }
+            var kl: Float = 1, kr: Float = 1
+            if mpeg1 {
+                (kl, kr) = Layer3Tables.intensityMPEG1[p]
+            } else if p & 1 == 1 {
+                for _ in 0..<(p + 1) / 2 { kl *= io }
+            } else {
+                for _ in 0..<p / 2 { kr *= io }
+            }
+            for i in from..<to {
+                let x = left[i]
+                left[i] = x * kl
+                right[i] = x * kr
+            }
+        }
+        let long = Layer3Tables.longBands[rate], short = Layer3Tables.shortBands[rate]
+        // The last non-zero line of the right channel: intensity stereo starts above its band.
+        var last = -1
+        var i = nonzero.1 - 1
+        while i >= 0 { if right[i] != 0 { last = i; break }; i -= 1 }
+
+        if !g1.isShort {
+            var first = 0
+            while first < 22 && long[first] <= last { first += 1 }
+            midSide(0, long[first])
+            for b in first..<22 {
+                let p = b == 21 ? longScale[1][20] : longScale[1][b]
+                let l = b == 21 ? longLimit[20] : longLimit[b]
+                band(long[b], long[b + 1], position: p, limit: l)
+            }
+        } else {
+            let firstShort = g1.mixed ? 3 : 0
+            let longEnd = g1.mixed ? (mpeg1 ? 8 : 6) : 0
+            // Per window: the band above the window's last non-zero line.
+            var anyShortNonzero = false
+            for w in 0..<3 {
+                var first = firstShort
+                var b = 12
+                while b >= firstShort {
+                    let width = short[b + 1] - short[b]
+                    let start = short[b] * 3 + w * width
+                    var found = false
+                    for j in stride(from: width - 1, through: 0, by: -1) where right[start + j] != 0 { found = true; break }
+                    if found { first = b + 1; anyShortNonzero = true; break }
+                    b -= 1
+                }
+                for b in firstShort..<13 {
+                    let width = short[b + 1] - short[b]
+                    let start = short[b] * 3 + w * width
+                    if b < first {
+                        midSide(start, start + width)
+                    } else {
+                        let s = b == 12 ? 11 : b
+                        band(start, start + width, position: shortScale[1][s * 3 + w], limit: shortLimit[s * 3 + w])
+                    }
+                }
+            }
+            if longEnd > 0 {
+                var first = 0
+                if anyShortNonzero { first = longEnd } else { while first < longEnd && long[first] <= last { first += 1 } }
+                for b in 0..<longEnd {
+                    if b < first { midSide(long[b], long[b + 1]) } else {
+                        band(long[b], long[b + 1], position: longScale[1][b], limit: longLimit[b])
+                    }
+                }
+            }
+        }
+        let all = max(limit, nonzero.0)
+        nonzero = (all, all)
+    }
+
+    // MARK: Hybrid filter bank
+
+    /// Reorders short blocks, reduces aliasing, runs the IMDCT with overlap and inverts
+    /// odd subbands' odd samples, leaving 18 × 32 samples in `time`.
+    private func hybridSynthesis(_ g: Layer3GranuleInfo, count n: Int, channel ch: Int, rate: Int, mpeg1: Bool) {
+        let x = xr + ch * 576, ov = overlap + ch * 576
+        var end = n
+        if g.isShort {
+            let short = Layer3Tables.shortBands[rate]
+            let firstShort = g.mixed ? 3 : 0
+            // Lines of window w, band b, at short[b]·3 + w·width + j go to short[b]·3 + 3j + w.
+            for b in firstShort..<13 where short[b] * 3 < n {
+                let width = short[b + 1] - short[b], start = short[b] * 3
+                scratch.update(from: x + start, count: 3 * width)
+                for w in 0..<3 {
+                    for j in 0..<width { x[start + 3 * j + w] = scratch[w * width + j] }
+                }
+                end = max(end, short[b + 1] * 3)
+            }
+        }
+        // Alias reduction between long-block subbands.
+        let aliasBands = g.isShort ? (g.mixed ? 2 : 0) : 32
+        if aliasBands > 0 && n > 0 {
+            let bands = min(aliasBands, (n + 7) / 18 + 1)
+            let cs = alias, ca = alias + 8
+            do {
+                do {
+                    var sb = 1
+                    while sb < bands {
+                        let edge = x + sb * 18
+                        for i in 0..<8 {
+                            let a = edge[-1 - i], b = edge[i]
+                            edge[-1 - i] = a * cs[i] - b * ca[i]
+                            edge[i] = b * cs[i] + a * ca[i]
+                        }
+                        sb += 1
+                    }
+                }
+            }
+            end = min(576, max(end, bands * 18))
+        }
+        let active = min(32, (end + 17) / 18)
+        for sb in 0..<32 {
+            let o = ov + sb * 18
+            if sb >= active {
+                // Nothing new: the overlap from the last granule sounds out.
+                for t in 0..<18 { time[t * 32 + sb] = o[t]; o[t] = 0 }
+            } else if g.isShort && !(g.mixed && sb < 2) {
+                imdctShort(x + sb * 18, overlap: o, subband: sb)
+            } else {
+                let type = g.isShort ? 0 : g.blockType
+                imdctLong(x + sb * 18, window: type == 0 ? 0 : type == 1 ? 1 : 2, overlap: o, subband: sb)
+            }
+            if sb & 1 == 1 {
+                var t = 1
+                while t < 18 { time[t * 32 + sb] = -time[t * 32 + sb]; t += 2 }
+            }
+        }
+    }
+
+    private func imdctLong(_ input: UnsafeMutablePointer<Float>, window: Int, overlap o: UnsafeMutablePointer<Float>, subband sb: Int) {
+        var a0 = SIMD4<Float>(), a1 = SIMD4<Float>(), a2 = SIMD4<Float>(), a3 = SIMD4<Float>(), a4 = SIMD4<Float>()
+        do {
+            let base = UnsafeRawPointer(imdctLongMatrix)
+            for k in 0..<18 {
+                let v = SIMD4<Float>(repeating: input[k])
+                let col = base + k * 80
+                a0 += v * col.loadUnaligned(as: SIMD4<Float>.self)
+                a1 += v * col.loadUnaligned(fromByteOffset: 16, as: SIMD4<Float>.self)
+                a2 += v * col.loadUnaligned(fromByteOffset: 32, as: SIMD4<Float>.self)
+                a3 += v * col.loadUnaligned(fromByteOffset: 48, as: SIMD4<Float>.self)
+                a4 += v * col.loadUnaligned(fromByteOffset: 64, as: SIMD4<Float>.self)
+            }
+        }
+        let y = scratch
+        UnsafeMutableRawPointer(y).storeBytes(of: a0, as: SIMD4<Float>.self)
+        UnsafeMutableRawPointer(y).storeBytes(of: a1, toByteOffset: 16, as: SIMD4<Float>.self)
+        UnsafeMutableRawPointer(y).storeBytes(of: a2, toByteOffset: 32, as: SIMD4<Float>.self)
+        UnsafeMutableRawPointer(y).storeBytes(of: a3, toByteOffset: 48, as: SIMD4<Float>.self)
+        UnsafeMutableRawPointer(y).storeBytes(of: a4, toByteOffset: 64, as: SIMD4<Float>.self)
+        // z[0…8] = y[0…8], z[9…17] = −y[8…0], z[18…26] = y[9…17], z[27…35] = y[17…9].
+        do {
+            let w = windows + window * 36
+            for i in 0..<9 {
+                time[i * 32 + sb] = y[i] * w[i] + o[i]
+                time[(17 - i) * 32 + sb] = -y[i] * w[17 - i] + o[17 - i]
+                o[i] = y[9 + i] * w[18 + i]
+                o[17 - i] = y[9 + i] * w[35 - i]
+            }
+        }
+    }
+
+    private func imdctShort(_ input: UnsafeMutablePointer<Float>, overlap o: UnsafeMutablePointer<Float>, subband sb: Int) {
+        let z = scratch
+        z.update(repeating: 0, count: 36)
+        do {
+            let m = imdctShortMatrix, win = windows + 108
+            do {
+                for w in 0..<3 {
+                    for i in 0..<12 {
+                        var s: Float = 0
+                        for k in 0..<6 { s += input[3 * k + w] * m[k * 12 + i] }
+                        z[6 + 6 * w + i] += s * win[i]
+                    }
+                }
+            }
+        }
+        for t in 0..<18 {
+            time[t * 32 + sb] = z[t] + o[t]
+            o[t] = z[18 + t]
+        }
+    }
+}
