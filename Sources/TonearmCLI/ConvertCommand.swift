@@ -250,6 +250,9 @@ enum ConvertCommand {
         }
         try writer.close()
         progress.finish()
+        if input.concealedPackets > 0 {
+            console.error("tonearm: \(inPath): \(input.concealedPackets) damaged packets were concealed with silence")
+        }
         guard rename(temporary, outPath) == 0 else {
             throw AudioError(.permissions, "cannot move the output into place at \(outPath)")
         }
@@ -261,7 +264,7 @@ enum ConvertCommand {
             ("formatID", .string(output.formatID.fourCC.string)), ("sampleRate", .double(output.sampleRate)),
             ("channels", .int(Int64(output.channelsPerFrame))), ("bitsPerChannel", .int(Int64(output.bitsPerChannel))),
             ("frames", .int(frames)), ("duration", .double(Double(frames) / output.sampleRate)),
-            ("bytes", size.map { .int($0) } ?? .null),
+            ("bytes", size.map { .int($0) } ?? .null), ("concealedPackets", .int(Int64(input.concealedPackets))),
         ])
     }
 }

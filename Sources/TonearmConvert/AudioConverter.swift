@@ -182,6 +182,7 @@ public final class AudioConverter {
     }
 
     private func invalidate() {
+        concealedEarlier += stages?.decoder.concealedPackets ?? 0
         stages = nil
         pending.removeAll()
         pendingStart = 0
@@ -257,6 +258,11 @@ public final class AudioConverter {
     /// Packets the decoder wants decoded before a packet reached by a seek (see
     /// ``AudioDecoder/seekPrerollPackets``).
     public var decoderPrerollPackets: Int { stages?.decoder.seekPrerollPackets ?? 0 }
+
+    /// Damaged packets the decoder concealed instead of failing (MPEG audio mutes them),
+    /// since the converter was made (see ``AudioDecoder/concealedPackets``).
+    public var concealedPackets: Int { concealedEarlier + (stages?.decoder.concealedPackets ?? 0) }
+    private var concealedEarlier = 0
 
     // MARK: Push: packets
 

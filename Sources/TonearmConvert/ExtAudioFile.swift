@@ -161,7 +161,13 @@ public final class ExtAudioFile {
     /// Frames a full read gives in the client format: ⌈file frames × client rate / file rate⌉.
     public var clientLengthFrames: Int64 { clientFrames(fileFrames: fileLengthFrames) }
 
+    /// Damaged packets the decoder concealed (with silence) instead of failing, since the
+    /// file was opened: MPEG audio goes on past a corrupt frame and counts it here.
+    public var concealedPackets: Int { concealedEarlier + (converter?.concealedPackets ?? 0) }
+    private var concealedEarlier = 0
+
     private func makeReadConverter() throws(AudioError) {
+        concealedEarlier += converter?.concealedPackets ?? 0
         let c = try AudioConverter(from: fileDataFormat, to: clientDataFormat, magicCookie: properties?.magicCookie)
         // The converter prefers the codec's own channel order (ALAC) to the file's.
         c.inputChannelLayout = storedLayout

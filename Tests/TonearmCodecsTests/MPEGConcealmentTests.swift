@@ -1,0 +1,113 @@
+import Tonearm
+import TonearmTestSupport
+import XCTest
+
+/// What the MPEG decoder does with damaged frames and after a seek: it mutes and counts
+/// what it cannot decode, never throws or makes noise, and a preroll of
+/// `seekPrerollPackets` frames makes the frames after a seek exact.
+final class MPEGConcealmentTests: XCTestCase {
+    struct Stream {
+        let format: StreamDescription
+        var packets: [[UInt8]]
+    }
+
+    func stream(_ name: String) throws -> Stream {
+        let file = try AudioFile(path: fixturesDirectory + "/mpeg/" + name)
+        let count = Int(try file.properties.audioDataPacketCount ?? 0)
+        var packets: [[UInt8]] = []
+        for i in 0..<count {
+            let (data, _) = try file.readPacketData(startingAt: Int64(i), count: 1)
+            packets.append(try data.withBytes { Array($0) })
+        }
+        return Stream(format: try file.properties.dataFormat!, packets: packets)
+    }
+
+    /// Decodes packets one by one; returns the interleaved Float samples of each.
+    func decode(_ packets: ArraySlice<[UInt8]>, with decoder: AudioDecoder) throws -> [[Float]] {
+        let channels = Int(decoder.outputFormat.channelsPerFrame)
+        let buffer = PCMBuffer(commonFormat: .float32, sampleRate: decoder.outputFormat.sampleRate, channels: channels,
+                               interleaved: true, frameCapacity: decoder.maximumFramesPerPacket)
+        return try packets.map { p in
+            buffer.frameLength = 0
+            try p.withBytes { (raw) throws(AudioError) in try decoder.decode(raw, packetCount: 1, descriptions: nil, into: buffer) }
+            return buffer.withUnsafeMutableSamples(Float.self) { Array($0.prefix(buffer.frameLength * channels)) }
+        }
+    }
+
+    func peak(_ frames: [[Float]]) -> Float { frames.joined().map { abs($0) }.max() ?? 0 }
+
+    func testDamagedFramesAreMutedCountedAndTheStreamRecovers() throws {
+        let s = try stream("lame_cbr128.mp3")
+        let clean = try decode(s.packets[...], with: try CodecRegistry.makeDecoder(for: s.format))
+        var damaged = s.packets
+        for i in 4..<36 { damaged[5][i] = 0xFF }  // side information: big_values 511 > 288
+        damaged[12][1] = 0xFF  // a layer I header in a layer III stream
+        damaged[18] = Array(damaged[18].prefix(3))  // cut short
+        let decoder = try CodecRegistry.makeDecoder(for: s.format)
+        let out = try decode(damaged[...], with: decoder)
+        XCTAssertEqual(decoder.concealedPackets, 3)
+        XCTAssertEqual(out.map(\.count), clean.map(\.count), "every frame keeps its length")
+        XCTAssertEqual(Array(out[..<5]), Array(clean[..<5]), "frames before the damage are untouched")
+        // Muted frames fade out, no burst: an IMDCT half without its partner keeps some
+        // time-domain aliasing, which may overshoot the clean peak by a few percent.
+        XCTAssertLessThanOrEqual(peak(out), peak(clean) * 1.1)
+        // The muted frame's second granule gets nothing new: its last slots, whose filter
+        // history lies wholly in that granule, are exactly silent.
+        XCTAssertEqual(peak([Array(out[5].suffix(2 * 64))]), 0)
+        // Once the reservoir has refilled, the output is the clean stream's again.
+        let settled = 18 + decoder.seekPrerollPackets + 1
+        XCTAssertLessThan(settled, s.packets.count)
+        XCTAssertEqual(Array(out[settled...]), Array(clean[settled...]))
+    }
+
+    func testCRCMismatchConcealsTheFrame() throws {
+        let s = try stream("lame_crc.mp3")
+        let intact = try CodecRegistry.makeDecoder(for: s.format)
+        let clean = try decode(s.packets[...], with: intact)
+        XCTAssertEqual(intact.concealedPackets, 0, "every CRC of the lame -p fixture matches")
+        var damaged = s.packets
+        XCTAssertEqual(damaged[7][1] & 1, 0, "the frames carry a CRC")
+        damaged[7][6 + 10] ^= 0x01  // a bit of the side information
+        let decoder = try CodecRegistry.makeDecoder(for: s.format)
+        let out = try decode(damaged[...], with: decoder)
+        XCTAssertEqual(decoder.concealedPackets, 1)
+        XCTAssertEqual(Array(out[..<7]), Array(clean[..<7]))
+        XCTAssertLessThanOrEqual(peak(out), peak(clean) * 1.1)
+    }
+
+    /// After a reset (a seek), decoding `seekPrerollPackets` frames before the target and
+    /// dropping them gives the target frames exactly as a decode from the start: the
+    /// reservoir, the IMDCT overlap and the filter bank are all refilled.
+    func testPrerollMakesSeeksExact() throws {
+        for name in ["lame_cbr128.mp3", "lame_vbr_v4.mp3", "lame_mpeg2_22k.mp3", "lame_mpeg25_11k.mp3", "twolame_layer2.mp2"] {
+            let s = try stream(name)
+            let decoder = try CodecRegistry.makeDecoder(for: s.format)
+            let clean = try decode(s.packets[...], with: decoder)
+            let preroll = decoder.seekPrerollPackets
+            XCTAssertGreaterThan(preroll, 0, name)
+            for target in [preroll, s.packets.count / 2, s.packets.count - 3] where target >= preroll {
+                decoder.reset()
+                let out = try decode(s.packets[(target - preroll)...], with: decoder)
+                XCTAssertEqual(Array(out[preroll...]), Array(clean[target...]), "\(name) from packet \(target)")
+            }
+            // Without the preroll the first frames are muted, not noise.
+            decoder.reset()
+            let cold = try decode(s.packets[(s.packets.count / 2)...], with: decoder)
+            XCTAssertLessThanOrEqual(peak(cold), peak(clean) * 1.1, name)
+            XCTAssertEqual(decoder.concealedPackets, 0, "\(name): a cold start is not damage")
+        }
+    }
+
+    func testRandomBytesNeverTrap() throws {
+        let s = try stream("lame_cbr128.mp3")
+        var rng = SeededGenerator(seed: 5)
+        let decoder = try CodecRegistry.makeDecoder(for: s.format)
+        for round in 0..<200 {
+            var p = s.packets[round % s.packets.count]
+            let n = Int.random(in: 0..<p.count, using: &rng)
+            for _ in 0..<n / 8 + 1 { p[Int.random(in: 4..<p.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng) }
+            if round % 3 == 0 { p = Array(p.prefix(n)) }
+            _ = try decode([p][...], with: decoder)
+        }
+    }
+}
