@@ -59,6 +59,15 @@ enum Layer3Huffman {
                 // Worst case per pair: 19 code bits + 2 × (13 linbits + sign) = 47 bits.
                 if bits.count < 48 { bits.refill() }
                 var e = entries[base &+ Int(truncatingIfNeeded: bits.cache &>> (64 &- rootBits))]
+                if e & DecodeTables.complete != 0 {
+                    // Code and sign bits all within the first level: the entry holds the values.
+                    bits.consume(UInt64(e & 31))
+                    if bits.position > endBit { stopped = true; break }
+                    out[i] = Int32(Int8(truncatingIfNeeded: e >> 8))
+                    out[i &+ 1] = Int32(Int8(truncatingIfNeeded: e >> 16))
+                    i &+= 2
+                    continue
+                }
                 if e & DecodeTables.link != 0 {
                     let sub = UInt64(e >> 20 & 31)
                     let idx = (bits.cache &<< rootBits) &>> (64 &- sub)
@@ -211,6 +220,8 @@ private struct DecodeTables: @unchecked Sendable {
     /// Leaf: bit 31 clear, code length in bits 8...12, x in 4...7, y in 0...3, x != 0 in 13,
     /// y != 0 in 14, and `escape` (15) when x or y is 15 in a code used with linbits.
     /// Link: bit 31 set, second-level size (bits) in 20...24, entry index in 0...19.
+    /// Complete (first level only, no linbits): bit 30 set, code + sign bits length in 0...4,
+    /// signed x in 8...15 and signed y in 16...23.
     let entries: UnsafePointer<UInt32>
     /// Per table 0...31: first-level entry index (bits 0...19), root bits (20...24),
     /// linbits (25...); 0 for tables that code nothing.
@@ -222,6 +233,7 @@ private struct DecodeTables: @unchecked Sendable {
     static let shared = DecodeTables()
     static let link: UInt32 = 0x8000_0000
     static let escape: UInt32 = 0x8000
+    static let complete: UInt32 = 0x4000_0000
 
     /// Longest first level; codes up to this long decode with one lookup.
     static let maximumRootBits = 9
@@ -290,7 +302,25 @@ private struct DecodeTables: @unchecked Sendable {
             if linbits && (c.x == 15 || c.y == 15) { leaf |= escape }
             if c.length <= rootBits {
                 let first = c.code << (rootBits - c.length)
-                for k in first..<(first + 1 << (rootBits - c.length)) { entries[base + k] = leaf }
+                let spare = rootBits - c.length
+                let signs = (c.x != 0 ? 1 : 0) + (c.y != 0 ? 1 : 0)
+                for k in first..<(first + 1 << spare) {
+                    if leaf & escape == 0 && signs <= spare {
+                        // The sign bits follow the code inside this index: store signed values.
+                        let after = k & ((1 << spare) - 1)
+                        var left = spare
+                        func sign(_ v: Int) -> Int {
+                            guard v != 0 else { return 0 }
+                            left -= 1
+                            return (after >> left) & 1 != 0 ? -v : v
+                        }
+                        let sx = sign(c.x), sy = sign(c.y)
+                        entries[base + k] = complete | UInt32(c.length + signs)
+                            | UInt32(UInt8(truncatingIfNeeded: sx)) << 8 | UInt32(UInt8(truncatingIfNeeded: sy)) << 16
+                    } else {
+                        entries[base + k] = leaf
+                    }
+                }
             } else {
                 let prefix = c.code >> (c.length - rootBits)
                 let link = entries[base + prefix]
