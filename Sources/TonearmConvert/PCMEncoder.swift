@@ -25,7 +25,7 @@ public enum PCMEncoder {
         let isG711 = f.formatID == .uLaw || f.formatID == .aLaw
         let width = isG711 ? 1 : Int(f.bytesPerSample)
         let start = out.count
-        out.append(contentsOf: repeatElement(0, count: frames * channels * width))
+        appendZeros(frames * channels * width, to: &out)
         if copyVerbatim(buffer, f, into: &out, at: start) { return }
         if buffer.commonFormat == .float32, encodeFloatFast(buffer, f, into: &out, at: start) { return }
         out.withUnsafeMutableBytes { raw in
@@ -244,5 +244,19 @@ public enum G711 {
             code = exponent << 4 | (s >> exponent) & 0x0F
         }
         return UInt8((sign | code) ^ 0x55)
+    }
+}
+
+/// 64 KiB of zeros to append from: `append(contentsOf:)` copies a raw buffer with one
+/// memcpy, where a `repeatElement` goes element by element.
+nonisolated(unsafe) private let zeroBlock = UnsafeRawBufferPointer(UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16).initializeMemory(as: UInt8.self, repeating: 0))
+
+/// Appends `count` zero bytes to `out`, growing it geometrically as `append` does.
+private func appendZeros(_ count: Int, to out: inout [UInt8]) {
+    var left = count
+    while left > 0 {
+        let n = min(left, zeroBlock.count)
+        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: zeroBlock[0..<n]))
+        left -= n
     }
 }

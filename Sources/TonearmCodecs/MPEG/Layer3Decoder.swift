@@ -31,12 +31,9 @@ final class Layer3Decoder {
     /// One granule's IMDCT output, 18 time slots × 32 subbands, and scratch space.
     private let time: UnsafeMutablePointer<Float>
     private let scratch: UnsafeMutablePointer<Float>
-    /// Scale factors per channel: 22 long bands, then 13 × 3 short ones; for LSF intensity
-    /// stereo, the largest value each could hold (the illegal position).
+    /// Scale factors per channel: 22 long bands, and 13 short bands × 3 windows.
     private var longScale = [[Int]](repeating: [Int](repeating: 0, count: 22), count: 2)
     private var shortScale = [[Int]](repeating: [Int](repeating: 0, count: 39), count: 2)
-    private var longLimit = [Int](repeating: 0, count: 22)
-    private var shortLimit = [Int](repeating: 0, count: 39)
     private var intensityScale = 0
     private var sideInfo = Layer3SideInfo()
     /// This decoder's copies of the tables its loops read, so that they read no globals.
@@ -247,20 +244,20 @@ final class Layer3Decoder {
         let kind = !g.isShort ? 0 : g.mixed ? 2 : 1
         let counts = Layer3Tables.lsfPartitions[table][kind]
         let lengths = [slen.0, slen.1, slen.2, slen.3]
-        for b in 0..<22 { longScale[ch][b] = 0; longLimit[b] = 0 }
-        for b in 0..<39 { shortScale[ch][b] = 0; shortLimit[b] = 0 }
+        for b in 0..<22 { longScale[ch][b] = 0 }
+        for b in 0..<39 { shortScale[ch][b] = 0 }
         var k = 0
         for p in 0..<4 {
-            let len = lengths[p], limit = (1 << len) - 1
+            let len = lengths[p]
             for _ in 0..<counts[p] {
                 let v = r.read(len)
                 if kind == 0 {
-                    longScale[ch][k] = v; longLimit[k] = limit
+                    longScale[ch][k] = v
                 } else if kind == 2 && k < 6 {
-                    longScale[ch][k] = v; longLimit[k] = limit
+                    longScale[ch][k] = v
                 } else {
                     let s = kind == 2 ? k - 6 + 9 : k
-                    if s < 39 { shortScale[ch][s] = v; shortLimit[s] = limit }
+                    if s < 39 { shortScale[ch][s] = v }
                 }
                 k += 1
             }
@@ -275,7 +272,10 @@ final class Layer3Decoder {
         let long = Layer3Tables.longBands[rate], short = Layer3Tables.shortBands[rate]
         var r1: Int, r2: Int
         if g.windowSwitching {
-            r1 = g.blockType == 2 && !g.mixed ? short[3] * 3 : long[8]
+            // Short blocks, mixed or not, switch tables after three short bands (36 lines,
+            // 72 at 8 kHz), as the reference decoder and ffmpeg do; start and stop
+            // blocks after eight long bands.
+            r1 = g.blockType == 2 ? short[3] * 3 : long[8]
             r2 = 576
         } else {
             r1 = long[min(22, g.region0Count + 1)]
@@ -361,9 +361,12 @@ final class Layer3Decoder {
         }
         let mpeg1 = h.version == .mpeg1
         let io: Float = intensityScale == 1 ? 0.70710678118654752 : 0.84089641525371454
-        /// Intensity stereo over lines [from, to) at position p, or mid/side when p is illegal.
-        @inline(__always) func band(_ from: Int, _ to: Int, position p: Int, limit l: Int) {
-            if mpeg1 ? p >= 7 : p >= l {
+        /// Intensity stereo over lines [from, to) at position p, or mid/side when p is
+        /// illegal: 7 in MPEG-1. (13818-3 calls an LSF position illegal when it is the
+        /// largest its scale factor can hold; ffmpeg and mpg123 both use every LSF
+        /// position, even those of 0-bit scale factors, and so does this decoder.)
+        @inline(__always) func band(_ from: Int, _ to: Int, position p: Int) {
+            if mpeg1 && p >= 7 {
                 midSide(from, to)
                 return
             }
@@ -392,9 +395,7 @@ final class Layer3Decoder {
             while first < 22 && long[first] <= last { first += 1 }
             midSide(0, long[first])
             for b in first..<22 {
-                let p = b == 21 ? longScale[1][20] : longScale[1][b]
-                let l = b == 21 ? longLimit[20] : longLimit[b]
-                band(long[b], long[b + 1], position: p, limit: l)
+                band(long[b], long[b + 1], position: longScale[1][b == 21 ? 20 : b])
             }
         } else {
             let firstShort = g1.mixed ? 3 : 0
@@ -419,7 +420,7 @@ final class Layer3Decoder {
                         midSide(start, start + width)
                     } else {
                         let s = b == 12 ? 11 : b
-                        band(start, start + width, position: shortScale[1][s * 3 + w], limit: shortLimit[s * 3 + w])
+                        band(start, start + width, position: shortScale[1][s * 3 + w])
                     }
                 }
             }
@@ -428,7 +429,7 @@ final class Layer3Decoder {
                 if anyShortNonzero { first = longEnd } else { while first < longEnd && long[first] <= last { first += 1 } }
                 for b in 0..<longEnd {
                     if b < first { midSide(long[b], long[b + 1]) } else {
-                        band(long[b], long[b + 1], position: longScale[1][b], limit: longLimit[b])
+                        band(long[b], long[b + 1], position: longScale[1][b])
                     }
                 }
             }
