@@ -178,7 +178,7 @@ final class MPEGLayer12Tests: XCTestCase {
     }()
 
     static let layer1Fixtures = ["layer1_44k_stereo_384_crc.mp1", "layer1_48k_joint_192.mp1", "layer1_32k_mono_128.mp1",
-                                 "layer1_lsf_22k_stereo_128.mp1"]
+                                 "layer1_lsf_22k_stereo_128.mp1", "layer1_mpeg25_11k_joint_64.mp1"]
 
     // MARK: Tests
 
@@ -194,6 +194,7 @@ final class MPEGLayer12Tests: XCTestCase {
             "layer1_48k_joint_192.mp1": (.mpeg1, 1, 48000, 192, 1, false),
             "layer1_32k_mono_128.mp1": (.mpeg1, 1, 32000, 128, 3, false),
             "layer1_lsf_22k_stereo_128.mp1": (.mpeg2, 1, 22050, 128, 0, false),
+            "layer1_mpeg25_11k_joint_64.mp1": (.mpeg25, 1, 11025, 64, 1, true),
         ]
         for (name, e) in expect {
             let bytes = try readWholeFile(Self.mp3dec + name)
@@ -204,13 +205,13 @@ final class MPEGLayer12Tests: XCTestCase {
             XCTAssertEqual(h.bitRate, e.kbps * 1000, name)
             XCTAssertEqual(h.channelMode, e.mode, name)
             XCTAssertEqual(h.hasCRC, e.crc, name)
-            if e.mode == 1 { XCTAssertEqual(h.modeExtension, 1, name) }  // bound 8
+            if e.mode == 1 { XCTAssertEqual(h.modeExtension, e.rate == 48000 ? 1 : 2, name) }  // bound 8 or 12
         }
     }
 
     /// Every fixture against the committed probes of ffmpeg's float decode (works without ffmpeg).
     func testFixturesMatchGoldenProbes() throws {
-        XCTAssertEqual(Self.goldens.count, 6)
+        XCTAssertEqual(Self.goldens.count, 7)
         for (name, g) in Self.goldens.sorted(by: { $0.key < $1.key }) {
             let d = try decode(Self.mp3dec + name)
             XCTAssertEqual(d.channels, g.channels, name)
@@ -220,7 +221,8 @@ final class MPEGLayer12Tests: XCTestCase {
         }
     }
 
-    /// Layer I fixtures (CRC, joint stereo with intensity bound 8, mono, MPEG-2 LSF) against ffmpeg's mp1float.
+    /// Layer I fixtures (CRC, joint stereo with intensity bound 8, mono, MPEG-2 LSF, MPEG-2.5
+    /// joint stereo with bound 12 and CRC) against ffmpeg's mp1float.
     func testLayer1MatchesFFmpeg() throws {
         _ = try requireFFmpeg()
         for name in Self.layer1Fixtures {
