@@ -233,6 +233,25 @@ final class MPEGLayer12Tests: XCTestCase {
         }
     }
 
+    /// The same files through the codec registry's decoder (MPEGDecoder: MPEGLayer12 and the
+    /// library's synthesis filter bank), packets as AudioFile hands them over: ffmpeg's frame
+    /// count, and full accuracy against the committed probes.
+    func testRegistryDecoderMatchesGoldenProbes() throws {
+        for name in Self.layer1Fixtures + ["../mpeg/twolame_layer2.mp2"] {
+            let g = try XCTUnwrap(Self.goldens[name], name)
+            let file = try AudioFile(path: Self.mp3dec + name)
+            let format = try XCTUnwrap(try file.properties.dataFormat, name)
+            let decoder = try CodecRegistry.makeDecoder(for: format, output: .float32)
+            let (bytes, frames) = try decodePackets(of: file, with: decoder, as: .float32, perCall: 5)
+            XCTAssertEqual(frames, g.frames, name)
+            let pcm = bytes.withUnsafeBytes { raw in
+                (0..<bytes.count / 4).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))) }
+            }
+            let ours = (0..<g.probe.count).map { $0 * g.stride < pcm.count ? pcm[$0 * g.stride] : .nan }
+            assertFullAccuracy(ours, g.probe.map { Float($0) }, "\(name) through CodecRegistry")
+        }
+    }
+
     /// The committed layer II files (twolame and ffmpeg's encoders, 48 and 44.1 kHz stereo).
     func testLayer2FixturesMatchFFmpeg() throws {
         _ = try requireFFmpeg()
