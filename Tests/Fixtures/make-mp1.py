@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A small MPEG audio layer I encoder (ISO/IEC 11172-3 §2.4, and 13818-3's lower sample
-rates), written for the decoder's fixtures: no encoder on this machine writes layer I
+rates and the MPEG-2.5 extension below them), written for the decoder's fixtures: no encoder on this machine writes layer I
 (twolame and ffmpeg write layer II only). See README.md, section "mp3dec: Layer I".
 
 It is real but plain: a 32-band cosine-modulated analysis filter bank with the phase of
@@ -33,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Layer I bit rates (kbit/s) by index 1-14: MPEG-1, and MPEG-2 LSF.
 RATES_MPEG1 = [32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448]
 RATES_LSF = [32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256]
-SAMPLE_RATES = {1: [44100, 48000, 32000], 2: [22050, 24000, 16000]}
+SAMPLE_RATES = {1: [44100, 48000, 32000], 2: [22050, 24000, 16000], 25: [11025, 12000, 8000]}
 
 # Table B.1: scale factor i = 2^(1 - i/3), i = 0..62.
 SCALE = np.array([2.0 ** (1.0 - i / 3.0) for i in range(63)])
@@ -130,7 +130,7 @@ def allocate(peaks, channels, bound, budget):
 def encode(pcm, rate, kbps, mode, mode_ext=0, crc=False):
     """pcm: float array (samples, channels) in [-1, 1]. mode: 0 stereo, 1 joint, 3 mono."""
     lsf = rate < 32000
-    version = 2 if lsf else 1
+    version = 25 if rate < 16000 else 2 if lsf else 1
     rate_index = SAMPLE_RATES[version].index(rate)
     bit_index = (RATES_LSF if lsf else RATES_MPEG1).index(kbps) + 1
     channels = 1 if mode == 3 else 2
@@ -147,7 +147,7 @@ def encode(pcm, rate, kbps, mode, mode_ext=0, crc=False):
         padding = 1 if slots > slots_num // rate else 0
         frame_bits = slots * 32
         w = BitWriter()
-        w.put(0xFFF, 12); w.put(1 if version == 1 else 0, 1); w.put(3, 2)  # layer I
+        w.put(0x7FF, 11); w.put({1: 3, 2: 2, 25: 0}[version], 2); w.put(3, 2)  # layer I
         w.put(0 if crc else 1, 1); w.put(bit_index, 4); w.put(rate_index, 2)
         w.put(padding, 1); w.put(0, 1); w.put(mode, 2); w.put(mode_ext, 2)
         w.put(0, 1); w.put(1, 1); w.put(0, 2)
@@ -222,6 +222,7 @@ FIXTURES = [
     ("layer1_48k_joint_192", 48000, 192, 1, 1, False),
     ("layer1_32k_mono_128", 32000, 128, 3, 0, False),
     ("layer1_lsf_22k_stereo_128", 22050, 128, 0, 0, False),
+    ("layer1_mpeg25_11k_joint_64", 11025, 64, 1, 2, True),
 ]
 
 

@@ -178,7 +178,7 @@ final class MPEGLayer12Tests: XCTestCase {
     }()
 
     static let layer1Fixtures = ["layer1_44k_stereo_384_crc.mp1", "layer1_48k_joint_192.mp1", "layer1_32k_mono_128.mp1",
-                                 "layer1_lsf_22k_stereo_128.mp1"]
+                                 "layer1_lsf_22k_stereo_128.mp1", "layer1_mpeg25_11k_joint_64.mp1"]
 
     // MARK: Tests
 
@@ -194,6 +194,7 @@ final class MPEGLayer12Tests: XCTestCase {
             "layer1_48k_joint_192.mp1": (.mpeg1, 1, 48000, 192, 1, false),
             "layer1_32k_mono_128.mp1": (.mpeg1, 1, 32000, 128, 3, false),
             "layer1_lsf_22k_stereo_128.mp1": (.mpeg2, 1, 22050, 128, 0, false),
+            "layer1_mpeg25_11k_joint_64.mp1": (.mpeg25, 1, 11025, 64, 1, true),
         ]
         for (name, e) in expect {
             let bytes = try readWholeFile(Self.mp3dec + name)
@@ -204,13 +205,13 @@ final class MPEGLayer12Tests: XCTestCase {
             XCTAssertEqual(h.bitRate, e.kbps * 1000, name)
             XCTAssertEqual(h.channelMode, e.mode, name)
             XCTAssertEqual(h.hasCRC, e.crc, name)
-            if e.mode == 1 { XCTAssertEqual(h.modeExtension, 1, name) }  // bound 8
+            if e.mode == 1 { XCTAssertEqual(h.modeExtension, e.rate == 48000 ? 1 : 2, name) }  // bound 8 or 12
         }
     }
 
     /// Every fixture against the committed probes of ffmpeg's float decode (works without ffmpeg).
     func testFixturesMatchGoldenProbes() throws {
-        XCTAssertEqual(Self.goldens.count, 6)
+        XCTAssertEqual(Self.goldens.count, 7)
         for (name, g) in Self.goldens.sorted(by: { $0.key < $1.key }) {
             let d = try decode(Self.mp3dec + name)
             XCTAssertEqual(d.channels, g.channels, name)
@@ -220,7 +221,8 @@ final class MPEGLayer12Tests: XCTestCase {
         }
     }
 
-    /// Layer I fixtures (CRC, joint stereo with intensity bound 8, mono, MPEG-2 LSF) against ffmpeg's mp1float.
+    /// Layer I fixtures (CRC, joint stereo with intensity bound 8, mono, MPEG-2 LSF, MPEG-2.5
+    /// joint stereo with bound 12 and CRC) against ffmpeg's mp1float.
     func testLayer1MatchesFFmpeg() throws {
         _ = try requireFFmpeg()
         for name in Self.layer1Fixtures {
@@ -228,6 +230,25 @@ final class MPEGLayer12Tests: XCTestCase {
             let d = try decode(path)
             let r = assertFullAccuracy(d.pcm, try ffmpegDecode(path, layer: 1), name)
             XCTAssertLessThan(r.rms, Self.rmsLimit / 4, "\(name): float decoders agree far inside the limit")
+        }
+    }
+
+    /// The same files through the codec registry's decoder (MPEGDecoder: MPEGLayer12 and the
+    /// library's synthesis filter bank), packets as AudioFile hands them over: ffmpeg's frame
+    /// count, and full accuracy against the committed probes.
+    func testRegistryDecoderMatchesGoldenProbes() throws {
+        for name in Self.layer1Fixtures + ["../mpeg/twolame_layer2.mp2"] {
+            let g = try XCTUnwrap(Self.goldens[name], name)
+            let file = try AudioFile(path: Self.mp3dec + name)
+            let format = try XCTUnwrap(try file.properties.dataFormat, name)
+            let decoder = try CodecRegistry.makeDecoder(for: format, output: .float32)
+            let (bytes, frames) = try decodePackets(of: file, with: decoder, as: .float32, perCall: 5)
+            XCTAssertEqual(frames, g.frames, name)
+            let pcm = bytes.withUnsafeBytes { raw in
+                (0..<bytes.count / 4).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))) }
+            }
+            let ours = (0..<g.probe.count).map { $0 * g.stride < pcm.count ? pcm[$0 * g.stride] : .nan }
+            assertFullAccuracy(ours, g.probe.map { Float($0) }, "\(name) through CodecRegistry")
         }
     }
 
