@@ -189,7 +189,7 @@ final class CLITests: XCTestCase {
         let dir = makeTemporaryDirectory()
         let r = tonearm(["demo", packageRoot + "/Samples", "--out", dir])
         XCTAssertEqual(r.code, 0, r.err)
-        for name in ["tone-ima4.caf", "tone-mono-16k.aiff", "tone-stereo.wav"] {
+        for name in ["tone-ima4.caf", "tone-mono-16k.aiff", "tone-stereo.mp3", "tone-stereo.wav"] {
             let speech = try ExtAudioFile.open(path: dir + "/\(name)-16k-mono.wav")
             XCTAssertEqual(speech.fileDataFormat.sampleRate, 16000, name)
             XCTAssertEqual(speech.fileDataFormat.channelsPerFrame, 1, name)
