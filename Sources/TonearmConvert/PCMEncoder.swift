@@ -24,9 +24,9 @@ public enum PCMEncoder {
         let frames = buffer.frameLength, channels = buffer.channelCount
         let isG711 = f.formatID == .uLaw || f.formatID == .aLaw
         let width = isG711 ? 1 : Int(f.bytesPerSample)
+        if appendVerbatim(buffer, f, to: &out) { return }
         let start = out.count
         appendZeros(frames * channels * width, to: &out)
-        if copyVerbatim(buffer, f, into: &out, at: start) { return }
         if buffer.commonFormat == .float32, encodeFloatFast(buffer, f, into: &out, at: start) { return }
         out.withUnsafeMutableBytes { raw in
             let dst = raw.baseAddress! + start
@@ -66,7 +66,7 @@ public enum PCMEncoder {
 
     /// When the buffer already holds the output's bytes (interleaved, native endian, same
     /// width), one copy does it.
-    private static func copyVerbatim(_ buffer: PCMBuffer, _ f: StreamDescription, into out: inout [UInt8], at start: Int) -> Bool {
+    private static func appendVerbatim(_ buffer: PCMBuffer, _ f: StreamDescription, to out: inout [UInt8]) -> Bool {
         guard buffer.isInterleaved || buffer.channelCount == 1, f.isPCM,
               f.isBigEndian == (1.bigEndian == 1), f.formatFlags.contains(.isPacked) else { return false }
         let matches: Bool
@@ -77,11 +77,7 @@ public enum PCMEncoder {
         }
         guard matches else { return false }
         let count = buffer.frameLength * buffer.channelCount * buffer.commonFormat.bytesPerSample
-        out.withUnsafeMutableBytes { dst in
-            buffer.withUnsafeMutableRawBytes { src in
-                (dst.baseAddress! + start).copyMemory(from: src.baseAddress!, byteCount: count)
-            }
-        }
+        buffer.withUnsafeMutableRawBytes { src in out.append(contentsOf: UnsafeRawBufferPointer(rebasing: src[0..<count])) }
         return true
     }
 

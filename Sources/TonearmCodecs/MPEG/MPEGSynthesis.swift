@@ -5,30 +5,25 @@ import TonearmCore
 /// samples out, for one channel.
 ///
 /// The matrixing is a 32-point DCT-II (Lee's factorisation unrolled, 80 multiplies
-/// instead of 2048: ``dct32(_:_:)``), whose 32 outputs give the 64 values of a V vector by symmetry; the
+/// instead of 2048: ``matrix(_:_:)``), whose 32 outputs give the 64 values of a V vector by symmetry; the
 /// windowing sums 16 terms per output sample over the 16 newest V vectors, 4 outputs at
 /// a time in SIMD.
 final class MPEGSynthesisFilter {
     /// 16 V vectors of 64 values, a ring; `head` is the newest.
     private let v: UnsafeMutablePointer<Float>
     private var head = 0
-    /// The DCT's 32 outputs.
-    private let c: UnsafeMutablePointer<Float>
     /// This filter's copy of ``window``, so the hot loop reads no global.
     private let d: UnsafeMutablePointer<Float>
 
     init() {
         v = .allocate(capacity: 16 * 64)
         v.initialize(repeating: 0, count: 16 * 64)
-        c = .allocate(capacity: 32)
-        c.initialize(repeating: 0, count: 32)
         d = .allocate(capacity: 512)
         d.initialize(from: Self.window, count: 512)
     }
 
     deinit {
         v.deallocate()
-        c.deallocate()
         d.deallocate()
     }
 
@@ -42,43 +37,38 @@ final class MPEGSynthesisFilter {
     /// `out[i * stride]`.
     func synthesize(_ subbands: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>, stride: Int) {
         head = (head &- 1) & 15
-        let vNew = v + head &* 64
-        // C[m] = Σ S[k] cos((2k+1)mπ/64); V[i] = Σ S[k] cos((16+i)(2k+1)π/64).
-        Self.dct32(subbands, c)
-        for i in 0..<16 { vNew[i] = c[16 &+ i] }
-        vNew[16] = 0
-        for i in 17..<48 { vNew[i] = -c[48 &- i] }
-        for i in 48..<64 { vNew[i] = -c[i &- 48] }
+        Self.matrix(subbands, v + head &* 64)
 
-        // out[j] = Σt V(age 2t)[j]·D[64t+j] + V(age 2t+1)[32+j]·D[64t+32+j].
+        // out[j] = Σr V(age r)[32(r mod 2) + j] · D[32r + j], r = 0…15: the standard's
+        // U vector, read straight from the ring of V vectors.
         var a0 = SIMD4<Float>(), a1 = SIMD4<Float>(), a2 = SIMD4<Float>(), a3 = SIMD4<Float>()
         var a4 = SIMD4<Float>(), a5 = SIMD4<Float>(), a6 = SIMD4<Float>(), a7 = SIMD4<Float>()
-        do {
-            let dw = UnsafeRawPointer(d)
-            for t in 0..<8 {
-                let evenIndex: Int = ((head &+ 2 &* t) & 15) &* 64
-                let oddIndex: Int = ((head &+ 2 &* t &+ 1) & 15) &* 64 &+ 32
-                let even = UnsafeRawPointer(v + evenIndex), odd = UnsafeRawPointer(v + oddIndex)
-                let rowBytes: Int = t &* 256
-                let de = dw + rowBytes, dd = dw + (rowBytes &+ 128)
-                @inline(__always) func term(_ k: Int) -> SIMD4<Float> {
-                    let o = k &* 16
-                    let e: SIMD4<Float> = even.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
-                    let we: SIMD4<Float> = de.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
-                    let q: SIMD4<Float> = odd.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
-                    let wq: SIMD4<Float> = dd.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
-                    return e * we + q * wq
-                }
-                a0 += term(0); a1 += term(1); a2 += term(2); a3 += term(3)
-                a4 += term(4); a5 += term(5); a6 += term(6); a7 += term(7)
+        for r in 0..<16 {
+            let vIndex: Int = ((head &+ r) & 15) &* 64 &+ (r & 1) &* 32
+            let row = UnsafeRawPointer(v + vIndex), w = UnsafeRawPointer(d + r &* 32)
+            @inline(__always) func term(_ k: Int) -> SIMD4<Float> {
+                let x: SIMD4<Float> = row.loadUnaligned(fromByteOffset: k &* 16, as: SIMD4<Float>.self)
+                let c: SIMD4<Float> = w.loadUnaligned(fromByteOffset: k &* 16, as: SIMD4<Float>.self)
+                return x * c
             }
+            a0 += term(0); a1 += term(1); a2 += term(2); a3 += term(3)
+            a4 += term(4); a5 += term(5); a6 += term(6); a7 += term(7)
         }
-        @inline(__always) func store(_ a: SIMD4<Float>, _ j: Int) {
-            out[j &* stride] = a[0]; out[(j &+ 1) &* stride] = a[1]
-            out[(j &+ 2) &* stride] = a[2]; out[(j &+ 3) &* stride] = a[3]
+        if stride == 1 {
+            let o = UnsafeMutableRawPointer(out)
+            o.storeBytes(of: a0, toByteOffset: 0, as: SIMD4<Float>.self)
+            o.storeBytes(of: a1, toByteOffset: 16, as: SIMD4<Float>.self)
+            o.storeBytes(of: a2, toByteOffset: 32, as: SIMD4<Float>.self)
+            o.storeBytes(of: a3, toByteOffset: 48, as: SIMD4<Float>.self)
+            o.storeBytes(of: a4, toByteOffset: 64, as: SIMD4<Float>.self)
+            o.storeBytes(of: a5, toByteOffset: 80, as: SIMD4<Float>.self)
+            o.storeBytes(of: a6, toByteOffset: 96, as: SIMD4<Float>.self)
+            o.storeBytes(of: a7, toByteOffset: 112, as: SIMD4<Float>.self)
+            return
         }
-        store(a0, 0); store(a1, 4); store(a2, 8); store(a3, 12)
-        store(a4, 16); store(a5, 20); store(a6, 24); store(a7, 28)
+        for (k, a) in [a0, a1, a2, a3, a4, a5, a6, a7].enumerated() {
+            for i in 0..<4 { out[(4 &* k &+ i) &* stride] = a[i] }
+        }
     }
 
     /// The synthesis window D[i] of Table B.3, i = 0…511, in the order the windowing reads
