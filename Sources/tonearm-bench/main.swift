@@ -92,6 +92,7 @@ let wav = make("pcm-\(seconds)s.wav", ["-c:a", "pcm_s16le"])
 let ima = make("ima-\(seconds)s.wav", ["-c:a", "adpcm_ima_wav"])
 let ms = make("msadpcm-\(seconds)s.wav", ["-c:a", "adpcm_ms"])
 let mp3 = make("mp3-128k-\(seconds)s.mp3", ["-c:a", "libmp3lame", "-b:a", "128k"])
+let mp3High = make("mp3-320k-\(seconds)s.mp3", ["-c:a", "libmp3lame", "-b:a", "320k"])
 let m4a = make("aac-\(seconds)s.m4a", ["-c:a", "aac", "-b:a", "128k", "-movflags", "+faststart"])
 let m4aMoovEnd = make("aac-moov-end-\(seconds)s.m4a", ["-c:a", "aac", "-b:a", "128k"])
 let m4aFragmented = make("aac-frag-\(seconds)s.mp4", ["-c:a", "aac", "-b:a", "128k", "-movflags", "frag_keyframe+empty_moov",
@@ -149,6 +150,22 @@ cases.append(Case(name: "resample 44.1→48 kHz 'norm', \(seconds / 60) min",
                   ours: [tonearm, "convert", wav, out + "-48k.wav", "-d", "LEI16@48000"],
                   reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", wav, "-af", "aresample=48000", "-f", "s16le", out + "-48k.raw"],
                   referenceName: "ffmpeg swr (default)"))
+// MP3 decoding to Float32, one thread each. Every side writes its output to a file in the
+// bench folder (ours a Float32 WAV, the others raw f32le of the same samples: the WAV is only
+// its 128-byte header larger), so each pays the same output I/O; none writes to /dev/null.
+// mpg123 with --float decodes in floating point, as ffmpeg's default mp3float does.
+let mpg123Tool = which("mpg123")
+for (label, path) in [("128k", mp3), ("320k", mp3High)] {
+    let ours = [tonearm, "convert", path, out + "-mp3-\(label).wav", "-d", "LEF32"]
+    cases.append(Case(name: "MP3 decode \(label) → f32, \(seconds / 60) min", ours: ours,
+                      reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", path, "-f", "f32le", out + "-mp3-\(label).raw"],
+                      referenceName: "ffmpeg mp3float -f f32le"))
+    if let mpg123Tool {
+        cases.append(Case(name: "MP3 decode \(label) → f32, \(seconds / 60) min", ours: ours,
+                          reference: [mpg123Tool, "-q", "--float", "-e", "f32", "-O", out + "-mp3-\(label)-mpg123.raw", path],
+                          referenceName: "mpg123 --float -e f32"))
+    }
+}
 if let only { cases = cases.filter { $0.name.contains(only) } }
 
 print("")

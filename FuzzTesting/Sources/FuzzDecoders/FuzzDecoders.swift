@@ -1,7 +1,7 @@
 import FuzzSupport
 import Tonearm
 
-// The built-in decoders on arbitrary bytes. The first bytes choose a codec and its
+// The built-in decoders on arbitrary bytes (MPEG audio: see fuzzMPEG). The first bytes choose a codec and its
 // stream description (channels 1–8, sizes, bits, flags, a magic cookie), the output type
 // and layout and how packets are handed over; the rest is packet data.
 //
@@ -112,6 +112,9 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let output: PCMBuffer.CommonFormat = [.int16, .float32, .int32][Int(mode >> 3) % 3]
     let useDescriptions = mode & 0x40 != 0
     let perCall = Int(input.byte() & 31) + 1
+    if codec % 7 == 6 && codec & 0xC0 == 0x80 {
+        return fuzzMPEG(input.rest, mode: mode, perCall: perCall, output: output)
+    }
     let format = description(&input, codec: codec, channels: channels)
     let cookieLength = Int(input.byte())
     var cookie: [UInt8]? = cookieLength < 200 ? nil : input.take(cookieLength - 200)
@@ -208,6 +211,46 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
                       descriptions: descriptions, output: output, interleaved: true)
     let b = decodeAll(twin, payload, packets: packets, bytesPerPacket: bytesPerPacket, perCall: calls,
                       descriptions: descriptions, output: output, interleaved: false)
+    precondition(a == b, "interleaved and planar output differ")
+    return 0
+}
+
+/// MPEG audio, Layers I, II and III (codec byte 0x84: `codec % 7 == 6`, bit 7 set, bit 6
+/// clear): the rest is a stream of frames as the MPEG parser hands them over, one whole
+/// frame (header included) a packet. The description comes from the first frame header, as
+/// the container gives it; with bit 7 of the mode the channel count is the other one, so
+/// frames disagree with it. The data is cut at every valid header by its frame length;
+/// bytes that hold no header become a junk packet of 1–256 bytes. At most 64 packets.
+private func fuzzMPEG(_ payload: [UInt8], mode: UInt8, perCall: Int, output: PCMBuffer.CommonFormat) -> Int32 {
+    func header(at i: Int) -> MPEGAudioHeader? {
+        guard i + 4 <= payload.count else { return nil }
+        let word = UInt32(payload[i]) << 24 | UInt32(payload[i + 1]) << 16 | UInt32(payload[i + 2]) << 8 | UInt32(payload[i + 3])
+        guard let h = MPEGAudioHeader(word), h.frameLength >= h.headerLength else { return nil }
+        return h
+    }
+    guard let first = (0..<min(payload.count, 64)).lazy.compactMap(header(at:)).first else { return 0 }
+    var channels = UInt32(first.channels)
+    if mode & 0x80 != 0 { channels = 3 - channels }
+    let format = StreamDescription(sampleRate: Double(first.sampleRate), formatID: first.formatID, bytesPerPacket: 0,
+                                   framesPerPacket: UInt32(first.samplesPerFrame), bytesPerFrame: 0,
+                                   channelsPerFrame: channels, bitsPerChannel: 0)
+    guard let decoder = try? CodecRegistry.makeDecoder(for: format, magicCookie: nil, output: output),
+          let twin = try? CodecRegistry.makeDecoder(for: format, magicCookie: nil, output: output)
+    else { return 0 }
+    precondition(decoder.maximumFramesPerPacket > 0 && decoder.maximumFramesPerPacket <= 1 << 16)
+    var d: [PacketDescription] = []
+    var offset = 0
+    while offset < payload.count && d.count < 64 {
+        let n = header(at: offset)?.frameLength ?? Int(payload[offset]) + 1
+        let size = min(n, payload.count - offset)
+        d.append(PacketDescription(startOffset: Int64(offset), dataByteSize: UInt32(size)))
+        offset += size
+    }
+    let calls = min(d.count, perCall)
+    let a = decodeAll(decoder, payload, packets: d.count, bytesPerPacket: 0, perCall: calls, descriptions: d,
+                      output: output, interleaved: true)
+    let b = decodeAll(twin, payload, packets: d.count, bytesPerPacket: 0, perCall: calls, descriptions: d,
+                      output: output, interleaved: false)
     precondition(a == b, "interleaved and planar output differ")
     return 0
 }
