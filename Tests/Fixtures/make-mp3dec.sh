@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the MPEG audio decoder fixtures in mp3dec/ (Layer II and III; the Layer I
-# files, layer1_*.mp1, come from make-mp1.py and are left alone) and their goldens.
+# files, layer1_*.mp1, come from make-mp1.py and the forged_* ones from make-mp3forged.py,
+# and are left alone) and their goldens.
 # Deterministic: a second run gives byte-identical files (LAME 3.100, TwoLAME 0.4.0,
 # ffmpeg 5.1, flac 1.4, Debian 12).
 #
@@ -26,7 +27,8 @@ OUT=mp3dec
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 mkdir -p "$OUT"
-find "$OUT" -maxdepth 1 -type f ! -name 'layer1_*' \( -name '*.mp3' -o -name '*.mp2' -o -name '*.json' -o -name '*.flac' \) -delete
+# Only this script's files: layer1_* (make-mp1.py) and forged_* (make-mp3forged.py) stay.
+find "$OUT" -maxdepth 1 -type f \( -name 'lame_*' -o -name 'twolame_*' -o -name 'ffmpeg_*' \) -delete
 export PYTHONDONTWRITEBYTECODE=1
 
 FF=(ffmpeg -hide_banner -nostdin -v error -y)
