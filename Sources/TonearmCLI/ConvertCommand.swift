@@ -224,14 +224,17 @@ enum ConvertCommand {
         let layout: ChannelLayout? = output.channelsPerFrame == input.fileDataFormat.channelsPerFrame && plan.channelMap == nil
             ? input.fileChannelLayout : ChannelLayout.defaultLayout(channels: Int(output.channelsPerFrame))
         try input.setClientDataFormat(client, channelLayout: plan.channelMap == nil ? layout : nil)
-        let temporary = outPath + ".tonearm-partial"
+        // A device or FIFO (/dev/null, /dev/stdout) is written in place; a file under a
+        // temporary name, renamed at the end.
+        let inPlace = isSpecialFile(outPath)
+        let temporary = inPlace ? outPath : outPath + ".tonearm-partial"
         let writer = try ExtAudioFile.create(path: temporary, type: plan.type, format: output, channelLayout: layout,
                                              flags: .eraseFile, encoderSettings: EncoderSettings(level: plan.encoderLevel))
         var ok = false
         defer {
             if !ok {
                 try? writer.close()
-                removeFile(temporary)
+                if !inPlace { removeFile(temporary) }
             }
         }
         try writer.setClientDataFormat(client)
@@ -253,7 +256,7 @@ enum ConvertCommand {
         if input.concealedPackets > 0 {
             console.error("tonearm: \(inPath): \(input.concealedPackets) damaged packets were concealed with silence")
         }
-        guard rename(temporary, outPath) == 0 else {
+        guard inPlace || rename(temporary, outPath) == 0 else {
             throw AudioError(.permissions, "cannot move the output into place at \(outPath)")
         }
         ok = true

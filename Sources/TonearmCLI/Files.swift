@@ -35,3 +35,12 @@ func ensureDirectory(_ path: String) {
     var st = stat()
     if stat(path, &st) != 0 { _ = mkdir(path, 0o755) }
 }
+
+/// Whether `path` exists and is not a regular file or folder: a device such as /dev/null
+/// or /dev/stdout, or a FIFO, which is written in place rather than through a temporary file.
+func isSpecialFile(_ path: String) -> Bool {
+    var st = stat()
+    guard stat(path, &st) == 0 else { return false }
+    let type = st.st_mode & S_IFMT
+    return type != S_IFREG && type != S_IFDIR
+}

@@ -81,7 +81,10 @@ public final class POSIXFile: @unchecked Sendable {
         try bytes.withBytes { raw throws(AudioError) in try write(raw, at: offset) }
     }
 
+    /// Sets the file's length. A device or FIFO (/dev/null) has none to set: nothing happens.
     public func truncate(to size: Int64) throws(AudioError) {
+        var st = stat()
+        if fstat(fd, &st) == 0, st.st_mode & S_IFMT != S_IFREG { return }
         guard ftruncate(fd, off_t(size)) == 0 else { throw POSIXFile.errnoError("truncate failed", path: path) }
     }
 

@@ -204,6 +204,15 @@ final class CLITests: XCTestCase {
         }
     }
 
+    /// A device such as /dev/null is written in place (no temporary file beside it), so a
+    /// decode can be timed or checked without storing its output.
+    func testConvertWritesToADevice() throws {
+        let r = tonearm(["convert", packageRoot + "/Samples/tone-stereo.mp3", "/dev/null", "-f", "WAVE", "-d", "LEF32", "--json"])
+        XCTAssertEqual(r.code, 0, r.err)
+        XCTAssertTrue(r.out.contains("\"frames\" : 22050") || r.out.contains("\"frames\": 22050"), r.out)
+        XCTAssertFalse(fileExists("/dev/null.tonearm-partial"))
+    }
+
     /// Unsupported combinations fail with 'fmt?' before writing; a failure part-way leaves
     /// no partial output and keeps the file that was there.
     func testConvertErrorsLeaveNothingBehind() throws {
