@@ -66,6 +66,19 @@ private func description(_ input: inout Input, codec: UInt8, channels: UInt32) -
 
 /// Decodes `data` in calls of up to `perCall` packets and returns the interleaved bytes,
 /// or nil when a call throws.
+/// Decodes the packets with `decoder` into interleaved buffers and with its twin into
+/// planar ones; the two outputs must agree.
+private func decodeBothWays(_ decoder: AudioDecoder, _ twin: AudioDecoder, _ payload: [UInt8], packets: Int, bytesPerPacket: Int,
+                            perCall: Int, descriptions: [PacketDescription]?, output: PCMBuffer.CommonFormat) -> Int32
+{
+    let a = decodeAll(decoder, payload, packets: packets, bytesPerPacket: bytesPerPacket, perCall: perCall,
+                      descriptions: descriptions, output: output, interleaved: true)
+    let b = decodeAll(twin, payload, packets: packets, bytesPerPacket: bytesPerPacket, perCall: perCall,
+                      descriptions: descriptions, output: output, interleaved: false)
+    precondition(a == b, "interleaved and planar output differ")
+    return 0
+}
+
 private func decodeAll(_ decoder: AudioDecoder, _ data: [UInt8], packets: Int, bytesPerPacket: Int, perCall: Int,
                        descriptions: [PacketDescription]?, output: PCMBuffer.CommonFormat, interleaved: Bool) -> [UInt8]?
 {
@@ -157,12 +170,8 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         }
         guard !d.isEmpty else { return 0 }
         let calls = min(d.count, perCall)
-        let a = decodeAll(decoder, payload, packets: d.count, bytesPerPacket: 0, perCall: calls, descriptions: d,
-                          output: output, interleaved: true)
-        let b = decodeAll(twin, payload, packets: d.count, bytesPerPacket: 0, perCall: calls, descriptions: d,
-                          output: output, interleaved: false)
-        precondition(a == b, "interleaved and planar output differ")
-        return 0
+        return decodeBothWays(decoder, twin, payload, packets: d.count, bytesPerPacket: 0, perCall: calls,
+                              descriptions: d, output: output)
     }
     if f.formatID == .flac {
         // Frames of varying size: take a size from the first two bytes, at most 64 frames.
@@ -176,12 +185,8 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             offset += n
         }
         guard !d.isEmpty else { return 0 }
-        let a = decodeAll(decoder, payload, packets: d.count, bytesPerPacket: 0, perCall: d.count, descriptions: d,
-                          output: output, interleaved: true)
-        let b = decodeAll(twin, payload, packets: d.count, bytesPerPacket: 0, perCall: d.count, descriptions: d,
-                          output: output, interleaved: false)
-        precondition(a == b, "interleaved and planar output differ")
-        return 0
+        return decodeBothWays(decoder, twin, payload, packets: d.count, bytesPerPacket: 0, perCall: d.count,
+                              descriptions: d, output: output)
     }
     guard bytesPerPacket > 0 else { return 0 }
     var packets = (payload.count + bytesPerPacket - 1) / bytesPerPacket
@@ -207,12 +212,8 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     // Non-interleaved PCM is decoded in one call: its planes span the whole data.
     let calls = f.isInterleaved || !(f.formatID == .linearPCM || f.formatID == .uLaw || f.formatID == .aLaw) ? perCall : packets
     guard calls > 0 else { return 0 }
-    let a = decodeAll(decoder, payload, packets: packets, bytesPerPacket: bytesPerPacket, perCall: calls,
-                      descriptions: descriptions, output: output, interleaved: true)
-    let b = decodeAll(twin, payload, packets: packets, bytesPerPacket: bytesPerPacket, perCall: calls,
-                      descriptions: descriptions, output: output, interleaved: false)
-    precondition(a == b, "interleaved and planar output differ")
-    return 0
+    return decodeBothWays(decoder, twin, payload, packets: packets, bytesPerPacket: bytesPerPacket, perCall: calls,
+                          descriptions: descriptions, output: output)
 }
 
 /// MPEG audio, Layers I, II and III (codec byte 0x84: `codec % 7 == 6`, bit 7 set, bit 6
@@ -247,12 +248,8 @@ private func fuzzMPEG(_ payload: [UInt8], mode: UInt8, perCall: Int, output: PCM
         offset += size
     }
     let calls = min(d.count, perCall)
-    let a = decodeAll(decoder, payload, packets: d.count, bytesPerPacket: 0, perCall: calls, descriptions: d,
-                      output: output, interleaved: true)
-    let b = decodeAll(twin, payload, packets: d.count, bytesPerPacket: 0, perCall: calls, descriptions: d,
-                      output: output, interleaved: false)
-    precondition(a == b, "interleaved and planar output differ")
-    return 0
+    return decodeBothWays(decoder, twin, payload, packets: d.count, bytesPerPacket: 0, perCall: calls,
+                          descriptions: d, output: output)
 }
 
 @_cdecl("FuzzDecoders_main")
