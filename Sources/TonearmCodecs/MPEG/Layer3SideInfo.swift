@@ -1,31 +1,5 @@
 import TonearmCore
 
-/// MSB-first bits over raw bytes for side information and scale factors; bits past the
-/// end read as zeros, so hostile lengths cannot read outside the buffer.
-struct MPEGBits {
-    let base: UnsafePointer<UInt8>
-    let count: Int
-    var position: Int
-
-    init(_ bytes: UnsafeRawBufferPointer, bitPosition: Int = 0) {
-        base = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
-        count = bytes.count
-        position = bitPosition
-    }
-
-    /// Reads `n` ≤ 24 bits.
-    @inline(__always)
-    mutating func read(_ n: Int) -> Int {
-        if n == 0 { return 0 }
-        let i = position &>> 3
-        var w: UInt32 = 0
-        for k in 0..<4 { w = w &<< 8 | UInt32(i &+ k < count ? base[i &+ k] : 0) }
-        let v = Int((w &<< UInt32(position & 7)) &>> UInt32(32 &- n))
-        position &+= n
-        return v
-    }
-}
-
 /// One granule of one channel in layer III's side information.
 struct Layer3GranuleInfo {
     var part23Length = 0

@@ -29,7 +29,7 @@ enum MPEGLayer12 {
         }
         let channels = header.channels
         samples.update(repeating: 0, count: channels * slots(layer: header.layer) * 32)
-        let bits = BitCursor(frame, from: header.headerLength, to: length)
+        let bits = MPEGBits(frame, from: header.headerLength, to: length)
         // Per-frame side information on the stack: allocation (class + 1, 0 = none), scfsi
         // and three scale factor indices, for 2 channels × 32 subbands.
         let failure: AudioError? = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * 32 * 5) { side in
@@ -61,7 +61,7 @@ enum MPEGLayer12 {
 
     // MARK: Layer I (§2.4.1.5, §2.4.2.5, §2.4.3.2)
 
-    private static func decodeLayer1(_ frame: UnsafeRawBufferPointer, _ header: MPEGAudioHeader, _ bits: inout BitCursor,
+    private static func decodeLayer1(_ frame: UnsafeRawBufferPointer, _ header: MPEGAudioHeader, _ bits: inout MPEGBits,
                                      _ side: UnsafeMutablePointer<UInt8>, _ out: UnsafeMutablePointer<Float>) -> AudioError?
     {
         let channels = header.channels
@@ -113,7 +113,7 @@ enum MPEGLayer12 {
 
     // MARK: Layer II (§2.4.1.6, §2.4.2.6, §2.4.3.3)
 
-    private static func decodeLayer2(_ frame: UnsafeRawBufferPointer, _ header: MPEGAudioHeader, _ bits: inout BitCursor,
+    private static func decodeLayer2(_ frame: UnsafeRawBufferPointer, _ header: MPEGAudioHeader, _ bits: inout MPEGBits,
                                      _ side: UnsafeMutablePointer<UInt8>, _ out: UnsafeMutablePointer<Float>) -> AudioError?
     {
         let channels = header.channels
@@ -205,40 +205,5 @@ enum MPEGLayer12 {
             }
         }
         return bits.overrun ? shortError(header) : nil
-    }
-}
-
-/// An MSB-first reader of at most 16 bits at a time over one frame's bytes. Reading past
-/// the end gives zeros and sets `overrun`, so the loops need no per-read error path.
-private struct BitCursor {
-    let base: UnsafePointer<UInt8>?
-    /// Bit position, counted from the start of the frame.
-    var position: Int
-    let end: Int
-    var overrun = false
-
-    init(_ frame: UnsafeRawBufferPointer, from startByte: Int, to endByte: Int) {
-        base = frame.baseAddress?.assumingMemoryBound(to: UInt8.self)
-        position = startByte * 8
-        end = base == nil ? position : endByte * 8
-    }
-
-    @inline(__always)
-    mutating func read(_ count: Int) -> Int {
-        guard count > 0 else { return 0 }
-        guard let base, position + count <= end else {
-            overrun = true
-            position = end
-            return 0
-        }
-        // The bits lie in at most three bytes, all before `end`.
-        let i = position >> 3
-        let last = (position + count - 1) >> 3
-        var w = UInt32(base[i]) << 16
-        if i + 1 <= last { w |= UInt32(base[i + 1]) << 8 }
-        if i + 2 <= last { w |= UInt32(base[i + 2]) }
-        let v = (w << UInt32(8 + (position & 7))) >> UInt32(32 - count)
-        position += count
-        return Int(v)
     }
 }
