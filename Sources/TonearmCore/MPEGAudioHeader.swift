@@ -48,6 +48,22 @@ public struct MPEGAudioHeader: Sendable, Equatable {
     /// Sample rates of MPEG-1 by index; MPEG-2 halves and MPEG-2.5 quarters them.
     static let mpeg1Rates = [44100, 48000, 32000]
 
+    /// Every sample rate, MPEG-1's, MPEG-2's, then MPEG-2.5's, in the order of
+    /// ``sampleRateIndex`` (the order of the standards' per-rate tables).
+    public static let sampleRates = [44100, 48000, 32000, 22050, 24000, 16000, 11025, 12000, 8000]
+
+    /// This header's rate in ``sampleRates``: 0–2 MPEG-1, 3–5 MPEG-2, 6–8 MPEG-2.5.
+    public var sampleRateIndex: Int { (version == .mpeg1 ? 0 : version == .mpeg2 ? 3 : 6) + Int(rateIndex) }
+
+    /// The header of the smallest layer III frame at `sampleRate` (bit rate index 1, with a
+    /// CRC), mono or stereo; nil for a rate MPEG audio does not have.
+    public static func smallestLayer3Frame(sampleRate: Int, channels: Int) -> MPEGAudioHeader? {
+        guard let i = sampleRates.firstIndex(of: sampleRate) else { return nil }
+        let version: UInt32 = i < 3 ? 3 : i < 6 ? 2 : 0
+        return MPEGAudioHeader(0xFFE0_0000 | version << 19 | 1 << 17 | 1 << 12 | UInt32(i % 3) << 10
+            | (channels == 1 ? 3 : 0) << 6)
+    }
+
     /// Reads a header word; nil when it is not a valid header (free format included).
     public init?(_ word: UInt32) {
         guard word & 0xFFE0_0000 == 0xFFE0_0000 else { return nil }

@@ -79,12 +79,18 @@ final class MPEGConcealmentTests: XCTestCase {
     /// dropping them gives the target frames exactly as a decode from the start: the
     /// reservoir, the IMDCT overlap and the filter bank are all refilled.
     func testPrerollMakesSeeksExact() throws {
-        for name in ["lame_cbr128.mp3", "lame_vbr_v4.mp3", "lame_mpeg2_22k.mp3", "lame_mpeg25_11k.mp3", "twolame_layer2.mp2"] {
+        // The reservoir's reach (511 bytes, 255 in LSF) over the main data of the stream's
+        // smallest frame (bit rate index 1, with a CRC), plus one frame for the overlap:
+        // 44.1 kHz stereo 104 − 6 − 32 = 66 bytes → 8 + 1; 22.05 kHz mono 26 − 6 − 9 = 11 →
+        // 24 + 1; 11.025 kHz mono 52 − 6 − 9 = 37 → 7 + 1. Layer II: the filter bank's history.
+        let prerolls = ["lame_cbr128.mp3": 9, "lame_vbr_v4.mp3": 9, "lame_mpeg2_22k.mp3": 25, "lame_mpeg25_11k.mp3": 8,
+                        "twolame_layer2.mp2": 1]
+        for (name, expected) in prerolls.sorted(by: { $0.key < $1.key }) {
             let s = try stream(name)
             let decoder = try CodecRegistry.makeDecoder(for: s.format)
             let clean = try decode(s.packets[...], with: decoder)
             let preroll = decoder.seekPrerollPackets
-            XCTAssertGreaterThan(preroll, 0, name)
+            XCTAssertEqual(preroll, expected, name)
             for target in [preroll, s.packets.count / 2, s.packets.count - 3] where target >= preroll {
                 decoder.reset()
                 let out = try decode(s.packets[(target - preroll)...], with: decoder)

@@ -289,6 +289,19 @@ final class MPEGTests: XCTestCase {
         XCTAssertEqual(MPEGAudioHeader(0xFFE3_18C4)?.sampleRate, 8000)
         // MPEG-1 layer II 48 kHz 192 kbit/s: 576 bytes.
         XCTAssertEqual(MPEGAudioHeader(0xFFFD_A400)?.frameLength, 576)
+        // Rates index the standards' per-rate tables: MPEG-1, MPEG-2, MPEG-2.5.
+        XCTAssertEqual(MPEGAudioHeader(0xFFFB_9064)?.sampleRateIndex, 0)
+        XCTAssertEqual(MPEGAudioHeader(0xFFF3_8064)?.sampleRateIndex, 3)
+        XCTAssertEqual(MPEGAudioHeader(0xFFE3_18C4)?.sampleRateIndex, 8)
+        // The smallest layer III frames: 32 kbit/s at 48 kHz is 96 bytes, 8 kbit/s at
+        // 22.05 kHz 26; both with a CRC, stereo and mono as asked.
+        let small = MPEGAudioHeader.smallestLayer3Frame(sampleRate: 48000, channels: 2)
+        XCTAssertEqual(small?.frameLength, 96)
+        XCTAssertEqual(small?.hasCRC, true)
+        XCTAssertEqual(small?.channels, 2)
+        XCTAssertEqual(MPEGAudioHeader.smallestLayer3Frame(sampleRate: 22050, channels: 1)?.frameLength, 26)
+        XCTAssertEqual(MPEGAudioHeader.smallestLayer3Frame(sampleRate: 22050, channels: 1)?.channels, 1)
+        XCTAssertNil(MPEGAudioHeader.smallestLayer3Frame(sampleRate: 44000, channels: 2))
         // Invalid: version 01, layer 00, bit rate 15, rate 3; free format is not a header.
         for word: UInt32 in [0xFFEB_9064, 0xFFF9_9064, 0xFFFB_F064, 0xFFFB_9C64, 0xFFFB_0064, 0x7FFB_9064] {
             XCTAssertNil(MPEGAudioHeader(word), String(word, radix: 16))

@@ -89,11 +89,6 @@ final class Layer3Decoder {
         overlap.update(repeating: 0, count: 2 * 576)
     }
 
-    /// The index of a sample rate in ``Layer3Tables``' band tables.
-    static func rateIndex(_ sampleRate: Int) -> Int? {
-        [44100: 0, 48000: 1, 32000: 2, 22050: 3, 24000: 4, 16000: 5, 11025: 6, 12000: 7, 8000: 8][sampleRate]
-    }
-
     /// Decodes one frame into `pcm` (planar, channel c at c × 1152), for `h.channels`
     /// channels, through the channels' synthesis filters.
     func decode(_ frame: UnsafeRawBufferPointer, header h: MPEGAudioHeader, synthesis: [MPEGSynthesisFilter],
@@ -129,7 +124,7 @@ final class Layer3Decoder {
             dataEnd = reservoirCount
         }
 
-        let rate = Self.rateIndex(h.sampleRate) ?? 0
+        let rate = h.sampleRateIndex
         let data = UnsafeRawBufferPointer(start: reservoir, count: dataEnd)
         var position = max(0, dataStart) * 8
         for gr in 0..<granules {
@@ -243,12 +238,11 @@ final class Layer3Decoder {
         }
         let kind = !g.isShort ? 0 : g.mixed ? 2 : 1
         let counts = Layer3Tables.lsfPartitions[table][kind]
-        let lengths = [slen.0, slen.1, slen.2, slen.3]
         for b in 0..<22 { longScale[ch][b] = 0 }
         for b in 0..<39 { shortScale[ch][b] = 0 }
         var k = 0
         for p in 0..<4 {
-            let len = lengths[p]
+            let len = p == 0 ? slen.0 : p == 1 ? slen.1 : p == 2 ? slen.2 : slen.3
             for _ in 0..<counts[p] {
                 let v = r.read(len)
                 if kind == 0 {
@@ -323,12 +317,12 @@ final class Layer3Decoder {
                     scale(long[b], long[b + 1], base - multiplier * sf)
                 }
                 guard g.isShort else { return }
-                let sbg = [g.subblockGain.0, g.subblockGain.1, g.subblockGain.2]
                 for b in firstShort..<13 where short[b] * 3 < n {
                     let width = short[b + 1] - short[b]
                     for w in 0..<3 {
                         let start = short[b] * 3 + w * width
-                        scale(start, start + width, base - 8 * sbg[w] - multiplier * shortScale[ch][b * 3 + w])
+                        let gain = w == 0 ? g.subblockGain.0 : w == 1 ? g.subblockGain.1 : g.subblockGain.2
+                        scale(start, start + width, base - 8 * gain - multiplier * shortScale[ch][b * 3 + w])
                     }
                 }
             }

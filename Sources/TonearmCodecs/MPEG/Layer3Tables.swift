@@ -9,8 +9,9 @@ import Darwin
 /// The constant tables of layer III (ISO/IEC 11172-3 Annex B and 13818-3 Annex B), and
 /// the ones derived from formulas once.
 enum Layer3Tables {
-    /// Scale factor band boundaries for long blocks (22 bands + the end), by sample rate:
-    /// 44.1, 48, 32 kHz (MPEG-1), 22.05, 24, 16 kHz (MPEG-2), 11.025, 12, 8 kHz (MPEG-2.5).
+    /// Scale factor band boundaries for long blocks (22 bands + the end), by
+    /// ``MPEGAudioHeader/sampleRateIndex``: 44.1, 48, 32 kHz (MPEG-1), 22.05, 24, 16 kHz
+    /// (MPEG-2), 11.025, 12, 8 kHz (MPEG-2.5).
     static let longBands: [[Int]] = [
         [0, 4, 8, 12, 16, 20, 24, 30, 36, 44, 52, 62, 74, 90, 110, 134, 162, 196, 238, 288, 342, 418, 576],
         [0, 4, 8, 12, 16, 20, 24, 30, 36, 42, 50, 60, 72, 88, 106, 128, 156, 190, 230, 276, 330, 384, 576],

@@ -10,21 +10,16 @@ enum MPEGCRC {
     /// counts the bits after the CRC word that the CRC covers. False when the frame is too short.
     static func check(_ frame: UnsafeRawBufferPointer, protectedBits: Int) -> Bool {
         guard frame.count >= 6, protectedBits >= 0, 6 + (protectedBits + 7) / 8 <= frame.count else { return false }
-        var crc: UInt16 = 0xFFFF
-        crc = update(crc, byte: frame[2], bits: 8)
-        crc = update(crc, byte: frame[3], bits: 8)
-        var remaining = protectedBits
-        var i = 6
-        while remaining > 0 {
-            let n = min(8, remaining)
-            crc = update(crc, byte: frame[i], bits: n)
-            remaining -= n
-            i += 1
-        }
+        let base = frame.baseAddress!
+        // Whole bytes through the table-driven CRC-16 FLAC uses (the same polynomial), the
+        // protected bits' last partial byte bit by bit.
+        var crc = FLACCRC.crc16(0xFFFF, base + 2, count: 2)
+        crc = FLACCRC.crc16(crc, base + 6, count: protectedBits / 8)
+        if protectedBits % 8 > 0 { crc = update(crc, byte: frame[6 + protectedBits / 8], bits: protectedBits % 8) }
         return crc == UInt16(frame[4]) << 8 | UInt16(frame[5])
     }
 
-    /// Feeds the top `bits` bits of `byte`, most significant first.
+    /// Feeds the top `bits` (< 8) bits of `byte`, most significant first.
     @inline(__always)
     private static func update(_ crc: UInt16, byte: UInt8, bits: Int) -> UInt16 {
         var c = crc

@@ -46,7 +46,7 @@ public final class MPEGDecoder: AudioDecoder {
         default: throw AudioError(.unsupportedDataFormat, "the MPEG audio decoder cannot decode \(format.formatID) data")
         }
         let rate = Int(format.sampleRate)
-        guard Double(rate) == format.sampleRate, let rateIndex = Layer3Decoder.rateIndex(rate) else {
+        guard Double(rate) == format.sampleRate, let rateIndex = MPEGAudioHeader.sampleRates.firstIndex(of: rate) else {
             throw AudioError(.unsupportedDataFormat, "MPEG audio has no sample rate of \(format.sampleRate) Hz")
         }
         guard format.channelsPerFrame == 1 || format.channelsPerFrame == 2 else {
@@ -88,13 +88,9 @@ public final class MPEGDecoder: AudioDecoder {
         case 1: return 2
         case 2: return 1
         default:
-            let mpeg1 = sampleRate >= 32000
-            let samples = mpeg1 ? 1152 : 576
-            let lowestRate = mpeg1 ? 32000 : 8000
-            let smallest = samples / 8 * lowestRate / sampleRate
-            let sideInfo = mpeg1 ? (channels == 1 ? 17 : 32) : (channels == 1 ? 9 : 17)
-            let mainData = max(1, smallest - 6 - sideInfo)
-            let reach = mpeg1 ? 511 : 255
+            guard let h = MPEGAudioHeader.smallestLayer3Frame(sampleRate: sampleRate, channels: channels) else { return 1 }
+            let mainData = max(1, h.frameLength - h.headerLength - h.sideInfoSize)
+            let reach = h.version == .mpeg1 ? 511 : 255
             return min(64, (reach + mainData - 1) / mainData) + 1
         }
     }
