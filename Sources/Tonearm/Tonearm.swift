@@ -2,3 +2,4 @@
 @_exported import TonearmFormats
 @_exported import TonearmCodecs
 @_exported import TonearmConvert
+@_exported import TonearmPlayback

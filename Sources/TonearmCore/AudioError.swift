@@ -94,6 +94,24 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
         /// 'bada', kAudioCodecBadDataError.
         public static let codecBadData = Code("bada")
 
+        // Playback (AudioHardware, AudioUnit and AudioQueue).
+        /// No such output device, or no sound system could be opened (`kAudioHardwareBadDeviceError`).
+        public static let badDevice = Code("!dev")
+        /// The device stopped or failed while playing (`kAudioHardwareNotRunningError`).
+        public static let hardwareNotRunning = Code("stop")
+        /// The unit was used before `initialize()` (`kAudioUnitErr_Uninitialized`).
+        public static let uninitialized = Code(rawValue: -10867)
+        /// The device or unit cannot take this stream format (`kAudioUnitErr_FormatNotSupported`).
+        public static let formatNotSupported = Code(rawValue: -10868)
+        /// The buffer does not belong to this queue (`kAudioQueueErr_InvalidBuffer`).
+        public static let invalidBuffer = Code(rawValue: -66687)
+        /// An enqueued buffer holds no data (`kAudioQueueErr_BufferEmpty`).
+        public static let bufferEmpty = Code(rawValue: -66686)
+        /// Not allowed in the queue's or player's current state (`kAudioQueueErr_InvalidRunState`).
+        public static let invalidRunState = Code(rawValue: -66679)
+        /// The queue could not start its device (`kAudioQueueErr_CannotStart`).
+        public static let cannotStart = Code(rawValue: -66681)
+
         static let names: [Code: String] = [
             .unsupportedFileType: "unsupported file type",
             .unsupportedDataFormat: "unsupported data format",
@@ -124,6 +142,14 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
             .codecUnsupportedFormat: "codec: unsupported format",
             .codecState: "codec: bad state",
             .codecBadData: "codec: bad data",
+            .badDevice: "bad device",
+            .hardwareNotRunning: "hardware not running",
+            .uninitialized: "uninitialized",
+            .formatNotSupported: "format not supported",
+            .invalidBuffer: "invalid buffer",
+            .bufferEmpty: "buffer empty",
+            .invalidRunState: "invalid run state",
+            .cannotStart: "cannot start",
         ]
     }
 
@@ -163,7 +189,9 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
         case .invalidPacketOffset, .endOfFile, .position: return .seek
         case .discontinuityCantRecover: return .resetRequired
         case .illegalOperation, .badPropertySize, .valueUnknown, .notOpen: return .usage
-        case .permissions, .fileNotFound: return .io
+        case .permissions, .fileNotFound, .badDevice, .hardwareNotRunning, .cannotStart: return .io
+        case .uninitialized, .invalidBuffer, .bufferEmpty, .invalidRunState: return .usage
+        case .formatNotSupported: return .unsupported
         default: return .malformed
         }
     }

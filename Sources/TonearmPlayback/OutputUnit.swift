@@ -1,0 +1,242 @@
+import TonearmCore
+
+/// The buffers a render callback fills: one for interleaved audio, one per channel for planar
+/// audio, as Apple's `AudioBufferList`. `data[0].count` is the byte size to fill
+/// (`mDataByteSize`), `data[0].baseAddress` the memory (`mData`).
+public struct AudioBufferList {
+    private let buffers: UnsafeMutablePointer<UnsafeMutableRawBufferPointer>
+    /// How many buffers there are (`mNumberBuffers`).
+    public let count: Int
+
+    init(_ buffers: UnsafeMutablePointer<UnsafeMutableRawBufferPointer>, count: Int) {
+        self.buffers = buffers
+        self.count = count
+    }
+
+    public subscript(index: Int) -> UnsafeMutableRawBufferPointer {
+        precondition(index >= 0 && index < count, "buffer index out of range")
+        return buffers[index]
+    }
+}
+
+/// When a render call happens: the device's sample time (frames rendered before this call)
+/// and the host time in nanoseconds of the monotonic clock.
+public struct AudioTimeStamp: Sendable, Hashable {
+    public var sampleTime: Double
+    public var hostTime: UInt64
+}
+
+/// Flags a render callback may set (`AudioUnitRenderActionFlags`).
+public struct RenderActionFlags: OptionSet, Sendable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    /// The buffers hold silence: the unit may skip reading them (`kAudioUnitRenderAction_OutputIsSilence`).
+    public static let outputIsSilence = RenderActionFlags(rawValue: 1 << 4)
+}
+
+/// The output audio unit (`kAudioUnitSubType_DefaultOutput`, `RemoteIO` on iOS): set a stream
+/// format and a render callback, then start. The device thread calls the callback whenever it
+/// needs audio (the pull model); buffers it leaves alone play as silence.
+///
+/// ```swift
+/// let unit = OutputUnit()
+/// unit.streamFormat = .int16(sampleRate: 44100, channels: 2)
+/// unit.setRenderCallback { flags, timeStamp, frameCount, data in
+///     // fill data[0] with frameCount frames
+/// }
+/// try unit.start()
+/// ```
+///
+/// The callback runs on the device thread: it should not allocate, lock or block, or the
+/// device underruns. `stop()` may be called from inside it.
+public final class OutputUnit: @unchecked Sendable {
+    /// Fills `frameCount` frames into `data` (`AURenderCallback`).
+    public typealias RenderCallback = (_ flags: inout RenderActionFlags, _ timeStamp: AudioTimeStamp,
+                                       _ frameCount: Int, _ data: AudioBufferList) -> Void
+
+    /// The backend to open, or nil to try the system's in turn (`AudioOutputBackends.system`).
+    public let backend: (any AudioOutputBackend)?
+    /// Device, latency and period.
+    public let options: AudioOutputOptions
+
+    /// The format the callback renders (`kAudioUnitProperty_StreamFormat`, input scope):
+    /// native-endian Int16, Int32 or Float32 linear PCM, interleaved or planar. Set it before
+    /// `initialize()`. Apple's default: Float32, planar, stereo, 44.1 kHz.
+    public var streamFormat: StreamDescription = .float32(sampleRate: 44100, channels: 2, interleaved: false) {
+        didSet { precondition(stream == nil, "set the stream format before initialize()") }
+    }
+
+    /// Called on the device thread if the device fails while running.
+    public var onError: ((AudioError) -> Void)?
+
+    /// The name of the backend that opened, once initialized.
+    public private(set) var backendName: String?
+    /// The device's format (the callback's format, interleaved, maybe another sample type).
+    public var deviceFormat: StreamDescription? { stream?.format }
+    /// Frames per render call, once initialized.
+    public var framesPerCall: Int { stream?.periodFrames ?? 0 }
+    /// Seconds between a render call and the speaker.
+    public var latency: Double {
+        guard let stream else { return 0 }
+        return Double(stream.latencyFrames) / stream.format.sampleRate
+    }
+    /// True on a sink with a virtual clock (file, null), which never waits in real time.
+    public var isRealtime: Bool { stream?.isRealtime ?? true }
+    /// Whether the device is calling the callback.
+    public var isRunning: Bool { running.value }
+    /// Frames played by the device so far.
+    public var framesPlayed: Int64 { stream?.framesPlayed ?? 0 }
+
+    private var callback: RenderCallback?
+    private var stream: (any AudioOutputStream)?
+    private let running = AtomicFlag()
+    private var copier: SampleCopier?
+    private var clientBuffers: [UnsafeMutableRawPointer] = []
+    private var list: UnsafeMutablePointer<UnsafeMutableRawBufferPointer>?
+    private var bufferCount = 0
+
+    public init(backend: (any AudioOutputBackend)? = nil, options: AudioOutputOptions = AudioOutputOptions()) {
+        self.backend = backend
+        self.options = options
+    }
+
+    deinit {
+        uninitialize()
+    }
+
+    /// Sets the render callback (`kAudioUnitProperty_SetRenderCallback`).
+    public func setRenderCallback(_ callback: @escaping RenderCallback) {
+        precondition(!running.value, "set the render callback while stopped")
+        self.callback = callback
+    }
+
+    /// Opens the device (`AudioUnitInitialize`). '!dev' lists every backend tried and why it
+    /// failed; 'fmt?' for a stream format no device takes.
+    public func initialize() throws(AudioError) {
+        guard stream == nil else { return }
+        let format = streamFormat
+        let device = try OutputFormat.deviceFormat(for: format)
+        let opened: (name: String, stream: any AudioOutputStream)
+        if let backend {
+            opened = (backend.name, try backend.open(format: device, options: options))
+        } else {
+            opened = try AudioOutputBackends.openFirst(AudioOutputBackends.system, format: device, options: options)
+        }
+        let s = opened.stream
+        backendName = opened.name
+        let client = OutputFormat.commonFormat(of: format)!
+        let channels = Int(format.channelsPerFrame)
+        let copier = SampleCopier(client: client, device: OutputFormat.commonFormat(of: s.format)!,
+                                  channels: channels, clientInterleaved: format.isInterleaved)
+        bufferCount = format.isInterleaved ? 1 : channels
+        let list = UnsafeMutablePointer<UnsafeMutableRawBufferPointer>.allocate(capacity: bufferCount)
+        let bytesPerBuffer = s.periodFrames * Int(format.bytesPerFrame)
+        if !copier.isIdentity {
+            clientBuffers = (0..<bufferCount).map { _ in .allocate(byteCount: bytesPerBuffer, alignment: 16) }
+        }
+        for i in 0..<bufferCount {
+            list[i] = UnsafeMutableRawBufferPointer(start: clientBuffers.isEmpty ? nil : clientBuffers[i], count: bytesPerBuffer)
+        }
+        self.list = list
+        self.copier = copier
+        stream = s
+    }
+
+    /// Starts the device (`AudioOutputUnitStart`), initializing first if needed.
+    public func start() throws(AudioError) {
+        try initialize()
+        guard let stream, let copier, let list, !running.value else { return }
+        let callback = self.callback
+        let clientFrameBytes = Int(streamFormat.bytesPerFrame)
+        let buffers = clientBuffers
+        let count = bufferCount
+        let running = self.running
+        running.value = true
+        let onError = self.onError
+        try stream.start(render: { frames, out, sampleTime in
+            let bytes = frames * clientFrameBytes
+            if copier.isIdentity {
+                list[0] = UnsafeMutableRawBufferPointer(start: out, count: bytes)
+            } else {
+                for i in 0..<count { list[i] = UnsafeMutableRawBufferPointer(start: buffers[i], count: bytes) }
+            }
+            for i in 0..<count { list[i].baseAddress!.initializeMemory(as: UInt8.self, repeating: 0, count: bytes) }
+            var flags: RenderActionFlags = []
+            callback?(&flags, AudioTimeStamp(sampleTime: Double(sampleTime), hostTime: Clock.nanoseconds),
+                      frames, AudioBufferList(list, count: count))
+            if flags.contains(.outputIsSilence) {
+                for i in 0..<count { list[i].baseAddress!.initializeMemory(as: UInt8.self, repeating: 0, count: bytes) }
+            }
+            if !copier.isIdentity {
+                copier.copy(frames: frames, from: AudioBufferList(list, count: count), to: out)
+            }
+            return running.value
+        }, onEnd: { error in
+            running.value = false
+            if let error { onError?(error) }
+        })
+    }
+
+    /// Stops the device (`AudioOutputUnitStop`). What the device holds is dropped; pass
+    /// `drain: true` to let it play out. Safe to call from the render callback.
+    public func stop(drain: Bool = false) {
+        running.value = false
+        stream?.stop(drain: drain)
+    }
+
+    /// Closes the device (`AudioUnitUninitialize`); `initialize()` opens it again.
+    public func uninitialize() {
+        stop()
+        if let s = stream as? WriterOutputStream { s.close() }
+        stream = nil
+        for b in clientBuffers { b.deallocate() }
+        clientBuffers = []
+        list?.deallocate()
+        list = nil
+        copier = nil
+        backendName = nil
+    }
+}
+
+/// The backends Tonearm knows, and opening the first that works.
+public enum AudioOutputBackends {
+    /// The system's sound backends in the order tried: CoreAudio on Apple platforms;
+    /// PulseAudio (or PipeWire's Pulse server), then ALSA elsewhere.
+    public static var system: [any AudioOutputBackend] {
+        #if canImport(AudioToolbox)
+        return [CoreAudioOutputBackend()]
+        #else
+        return [PulseOutputBackend(), ALSAOutputBackend()]
+        #endif
+    }
+
+    /// A backend by its short name: `pulse`, `alsa`, `coreaudio` or `null`. (`file` needs a path:
+    /// use `FileOutputBackend`.)
+    public static func named(_ name: String) -> (any AudioOutputBackend)? {
+        switch name.lowercased() {
+        case "pulse", "pulseaudio", "pipewire": return PulseOutputBackend()
+        case "alsa": return ALSAOutputBackend()
+        case "null": return NullOutputBackend()
+        #if canImport(AudioToolbox)
+        case "coreaudio": return CoreAudioOutputBackend()
+        #endif
+        default: return nil
+        }
+    }
+
+    /// Opens `format` on the first backend that can; '!dev' otherwise, with each backend's
+    /// reason in the message.
+    public static func openFirst(_ backends: [any AudioOutputBackend], format: StreamDescription,
+                                 options: AudioOutputOptions) throws(AudioError) -> (name: String, stream: any AudioOutputStream)
+    {
+        var reasons: [String] = []
+        for backend in backends {
+            do throws(AudioError) {
+                return (backend.name, try backend.open(format: format, options: options))
+            } catch {
+                reasons.append("\(backend.name): \(error.message)")
+            }
+        }
+        throw AudioError(.badDevice, "no sound output could be opened (" + reasons.joined(separator: "; ") + ")")
+    }
+}
