@@ -135,7 +135,8 @@ public final class OutputUnit: @unchecked Sendable {
             clientBuffers = (0..<bufferCount).map { _ in .allocate(byteCount: bytesPerBuffer, alignment: 16) }
         }
         for i in 0..<bufferCount {
-            list[i] = UnsafeMutableRawBufferPointer(start: clientBuffers.isEmpty ? nil : clientBuffers[i], count: bytesPerBuffer)
+            list[i] = clientBuffers.isEmpty ? UnsafeMutableRawBufferPointer(start: nil, count: 0)
+                : UnsafeMutableRawBufferPointer(start: clientBuffers[i], count: bytesPerBuffer)
         }
         self.list = list
         self.copier = copier

@@ -102,7 +102,7 @@ final class Lock: @unchecked Sendable {
     init() { pthread_mutex_init(&mutex, nil) }
     deinit { pthread_mutex_destroy(&mutex) }
 
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+    func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
         return try body()

@@ -1,0 +1,158 @@
+import TonearmCore
+
+/// The mixer every player node feeds (`AVAudioMixerNode`): a master volume.
+public final class AudioMixerNode: @unchecked Sendable {
+    let gain = AtomicFloat(1)
+    /// Linear gain on the mix, 0 … 16.
+    public var outputVolume: Float {
+        get { gain.value }
+        set { gain.value = max(0, min(16, newValue.isFinite ? newValue : 1)) }
+    }
+}
+
+/// A playback graph, as `AVAudioEngine`: player nodes mixed into one output.
+///
+/// ```swift
+/// let engine = AudioEngine(format: .float32(sampleRate: 44100, channels: 2))
+/// let player = AudioPlayerNode()
+/// engine.attach(player)
+/// engine.connect(player, to: engine.mainMixerNode)
+/// try player.scheduleFile("a.flac")
+/// try engine.start()
+/// player.play()
+/// ```
+///
+/// The engine renders Float32 at its format's rate and channel count; every node converts
+/// what it plays to that. The render path mixes the nodes' rings and never allocates or locks.
+/// On a sink with a virtual clock (file, null) it waits for the nodes instead of underrunning,
+/// so rendering offline is exact and as fast as decoding.
+public final class AudioEngine: @unchecked Sendable {
+    /// The format of the mix: Float32, interleaved, at the rate and channel count given.
+    public let format: StreamDescription
+    /// The mixer every attached node feeds.
+    public let mainMixerNode = AudioMixerNode()
+    /// The attached nodes.
+    public private(set) var attachedNodes: [AudioPlayerNode] = []
+    /// The output; its backend and options are fixed at init.
+    public let outputUnit: OutputUnit
+
+    /// Whether the output is running.
+    public var isRunning: Bool { running.value }
+    /// Underruns summed over the nodes.
+    public var underruns: Int { attachedNodes.reduce(0) { $0 + $1.underruns } }
+    /// Frames rendered since the engine was made.
+    public var renderedFrames: Int64 { Int64(rendered.value) }
+    /// Frames the device has played (rendered minus what its buffer still holds).
+    public var framesPlayed: Int64 { outputUnit.framesPlayed }
+
+    /// When true, an offline engine (file or null sink) stops by itself once every node has
+    /// played all it was given; `onIdle` then runs on the device thread.
+    public var stopsWhenIdle = false
+    public var onIdle: (@Sendable () -> Void)?
+
+    let running = AtomicFlag()
+    private let rendered = AtomicCounter()
+    private var nodes: UnsafeMutablePointer<Unmanaged<AudioPlayerNode>>
+    private var nodeCount = 0
+    static let maximumNodes = 64
+
+    /// An engine mixing to `format`'s rate and channel count, on `backend` (nil: the system's).
+    public init(format: StreamDescription = .float32(sampleRate: 44100, channels: 2),
+                backend: (any AudioOutputBackend)? = nil, options: AudioOutputOptions = AudioOutputOptions())
+    {
+        self.format = .float32(sampleRate: format.sampleRate, channels: format.channelsPerFrame, interleaved: true)
+        outputUnit = OutputUnit(backend: backend, options: options)
+        outputUnit.streamFormat = self.format
+        nodes = .allocate(capacity: Self.maximumNodes)
+    }
+
+    deinit {
+        stop()
+        for i in 0..<nodeCount { nodes[i].takeUnretainedValue().detach() }
+        for i in 0..<nodeCount { nodes[i].release() }
+        nodes.deallocate()
+    }
+
+    /// Adds a node to the engine (`attach`); it is mixed to the main mixer from then on.
+    /// Attach nodes while the engine is stopped.
+    public func attach(_ node: AudioPlayerNode) {
+        precondition(!running.value, "attach nodes while the engine is stopped")
+        precondition(nodeCount < Self.maximumNodes, "at most \(Self.maximumNodes) nodes")
+        guard node.engine == nil else { return }
+        // The ring holds a second of audio: enough to ride out a slow decode or a busy disk.
+        node.attach(to: self, format: format, ringFrames: max(Int(format.sampleRate), 8192))
+        nodes[nodeCount] = Unmanaged.passRetained(node)
+        nodeCount += 1
+        attachedNodes.append(node)
+    }
+
+    /// Connects a node to a mixer (`connect(_:to:format:)`). Every node feeds the main mixer,
+    /// converted to the engine's format, so this only attaches it.
+    public func connect(_ node: AudioPlayerNode, to mixer: AudioMixerNode, format: StreamDescription? = nil) {
+        attach(node)
+    }
+
+    /// Opens the output and starts rendering (`start()`): '!dev' when no output opens.
+    public func start() throws(AudioError) {
+        guard !running.value else { return }
+        let nodes = self.nodes, count = nodeCount
+        let channels = Int(format.channelsPerFrame)
+        let mixer = mainMixerNode.gain
+        let running = self.running, rendered = self.rendered
+        try outputUnit.initialize()
+        let offline = !outputUnit.isRealtime
+        let stopsWhenIdle = self.stopsWhenIdle
+        let unit = outputUnit
+        let onIdle = self.onIdle
+        outputUnit.setRenderCallback { flags, _, frames, data in
+            let out = data[0].baseAddress!.assumingMemoryBound(to: Float.self)
+            var anyPlaying = false
+            for i in 0..<count {
+                let node = nodes[i].takeUnretainedValue()
+                if node.playing.value { anyPlaying = true }
+                node.render(into: out, frames: frames, offline: offline, engineRunning: running)
+            }
+            let gain = mixer.value
+            if gain != 1 { for i in 0..<(frames * channels) { out[i] *= gain } }
+            rendered.add(frames)
+            if offline {
+                if stopsWhenIdle {
+                    var idle = true
+                    for i in 0..<count where !nodes[i].takeUnretainedValue().isIdle { idle = false }
+                    if idle {
+                        running.value = false
+                        unit.stop(drain: true)
+                        onIdle?()
+                    }
+                } else if !anyPlaying {
+                    Clock.sleep(seconds: 0.005)     // nothing plays: let the virtual clock idle
+                }
+            }
+            if !anyPlaying { flags.insert(.outputIsSilence) }
+        }
+        running.value = true
+        do throws(AudioError) {
+            try outputUnit.start()
+        } catch {
+            running.value = false
+            throw error
+        }
+    }
+
+    /// Stops the output (`pause()`); `start()` goes on. The nodes keep their place.
+    public func pause() {
+        running.value = false
+        for node in attachedNodes { node.dataSignal.signal() }
+        outputUnit.stop()
+    }
+
+    /// Stops the output and closes the device (`stop()`). The nodes keep their items.
+    public func stop() {
+        running.value = false
+        for node in attachedNodes { node.dataSignal.signal() }
+        outputUnit.uninitialize()
+    }
+
+    /// Seconds between rendering and hearing: the device's buffer.
+    public var latency: Double { outputUnit.latency }
+}

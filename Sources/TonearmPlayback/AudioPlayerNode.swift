@@ -1,0 +1,433 @@
+import TonearmCore
+import TonearmFormats
+import TonearmConvert
+
+/// A source of audio on an engine, as `AVAudioPlayerNode`: schedule PCM buffers, files or
+/// segments of files, then `play()`. Scheduled items play back to back with no gap: a file's
+/// encoder delay and padding are already trimmed by ExtAudioFile, so gapless albums join
+/// sample for sample.
+///
+/// A decoding thread per node reads the items, converts them to the engine's format, applies
+/// the playback `rate` (varispeed: resampled, so pitch follows), and feeds a lock-free ring;
+/// the render thread only mixes from that ring. Completion handlers and events run on the
+/// node's thread when the item's last frame has been rendered.
+public final class AudioPlayerNode: @unchecked Sendable {
+    /// What happened, as the node's thread sees it.
+    public enum Event: Sendable, Equatable {
+        /// The item with this ID started to play (its first frame was rendered).
+        case itemStarted(Int)
+        /// The item's last frame was rendered.
+        case itemEnded(Int)
+        /// The render thread found the ring short while more audio was due (running count).
+        case underrun(Int)
+        /// Reading or decoding an item failed; the node skips to the next item.
+        case failed(Int, AudioError)
+    }
+
+    /// Linear gain applied when mixing, 0 … 16.
+    public var volume: Float {
+        get { gain.value }
+        set { gain.value = max(0, min(16, newValue.isFinite ? newValue : 1)) }
+    }
+
+    /// Playback rate, 0.25 … 4 (1 is normal speed); by resampling, so pitch changes too.
+    public var rate: Float {
+        get { rateValue.value }
+        set {
+            rateValue.value = max(0.25, min(4, newValue.isFinite ? newValue : 1))
+            wake.signal()
+        }
+    }
+
+    /// Called on the node's thread for each event. Set before playing.
+    public var onEvent: (@Sendable (Event) -> Void)?
+
+    /// Whether `play()` was called and not `pause()` or `stop()` since.
+    public var isPlaying: Bool { playing.value }
+    /// Times the render thread found this node's ring short while audio was due.
+    public var underruns: Int { underrunCount.value }
+
+    // Shared with the render thread.
+    let playing = AtomicFlag()
+    private let gain = AtomicFloat(1)
+    private let rateValue = AtomicFloat(1)
+    private let underrunCount = AtomicCounter()
+    /// True while some scheduled audio has not been written to the ring yet.
+    let hasPendingAudio = AtomicFlag()
+    let dataSignal = WakeSignal()
+    private(set) var ring: SampleRing?
+
+    // The node thread's state, guarded by `lock`.
+    private let lock = Lock()
+    private let wake = WakeSignal()
+    private var items: [Item] = []
+    private var nextID = 0
+    private var chunks: [Chunk] = []
+    private var thread: PlaybackThread?
+    private var alive = false
+    private var seekRequest: (item: Int, frame: Int64)?
+    private var currentItemID: Int?
+    private var reportedUnderruns = 0
+    private(set) weak var engine: AudioEngine?
+    private var format: StreamDescription?
+
+    public init() {}
+
+    deinit { detach() }
+
+    // MARK: Scheduling
+
+    /// Plays a PCM buffer after what is already scheduled (`scheduleBuffer`). The buffer is
+    /// converted to the engine's format now, so it may be reused at once. Returns the item's ID.
+    @discardableResult
+    public func scheduleBuffer(_ buffer: PCMBuffer, completion: (@Sendable () -> Void)? = nil) throws(AudioError) -> Int {
+        let format = try requireFormat()
+        let converted: PCMBuffer
+        if buffer.format == format {
+            converted = buffer
+        } else {
+            let converter = try AudioConverter(from: buffer.format, to: format)
+            let body = try converter.convert(buffer)
+            let tail = try converter.finish()
+            converted = PCMBuffer(format: format, frameCapacity: body.frameLength + tail.frameLength)!
+            try Self.append(body, to: converted)
+            try Self.append(tail, to: converted)
+        }
+        return enqueue(.buffer(converted, position: 0), length: Int64(converted.frameLength), completion: completion)
+    }
+
+    /// Plays a whole file after what is already scheduled (`scheduleFile`). Returns the item's ID.
+    @discardableResult
+    public func scheduleFile(_ path: String, completion: (@Sendable () -> Void)? = nil) throws(AudioError) -> Int {
+        try scheduleSegment(path, startingFrame: 0, frameCount: nil, completion: completion)
+    }
+
+    /// Plays `frameCount` frames (nil: to the end) of a file from `startingFrame`, counted at
+    /// the file's own sample rate (`scheduleSegment`). Returns the item's ID.
+    @discardableResult
+    public func scheduleSegment(_ path: String, startingFrame: Int64, frameCount: Int64?,
+                                completion: (@Sendable () -> Void)? = nil) throws(AudioError) -> Int
+    {
+        let format = try requireFormat()
+        let file = try ExtAudioFile.open(path: path)
+        let fileRate = file.fileDataFormat.sampleRate
+        try file.setClientDataFormat(format)
+        let scale = format.sampleRate / fileRate
+        let total = file.clientLengthFrames
+        let start = min(total, Int64((Double(max(0, startingFrame)) * scale).rounded()))
+        let count = frameCount.map { min(total - start, Int64((Double(max(0, $0)) * scale).rounded())) } ?? (total - start)
+        if start > 0 { try file.seek(toFrame: start) }
+        return enqueue(.file(file, start: start), length: count, completion: completion)
+    }
+
+    private func requireFormat() throws(AudioError) -> StreamDescription {
+        guard let format else {
+            throw AudioError(.uninitialized, "attach the player node to an engine before scheduling")
+        }
+        return format
+    }
+
+    private func enqueue(_ source: Item.Source, length: Int64, completion: (@Sendable () -> Void)?) -> Int {
+        let id = lock.withLock { () -> Int in
+            let id = nextID
+            nextID += 1
+            items.append(Item(id: id, source: source, length: length, completion: completion))
+            hasPendingAudio.value = true
+            return id
+        }
+        wake.signal()
+        return id
+    }
+
+    // MARK: Transport
+
+    /// Starts or resumes playing (`play()`).
+    public func play() {
+        playing.value = true
+        wake.signal()
+    }
+
+    /// Stops taking audio from the ring; `play()` goes on from the same frame.
+    public func pause() {
+        playing.value = false
+    }
+
+    /// Stops and drops every scheduled item (their completions do not run).
+    public func stop() {
+        playing.value = false
+        lock.withLock {
+            items.removeAll()
+            chunks.removeAll()
+            seekRequest = nil
+            currentItemID = nil
+            hasPendingAudio.value = false
+            ring?.discardWritten()
+        }
+        dataSignal.signal()
+    }
+
+    /// Moves the current item to `frame` (engine-rate frames from the item's start),
+    /// sample-accurately through ExtAudioFile. Later items already read ahead are read again.
+    public func seek(toFrame frame: Int64) {
+        lock.withLock {
+            guard let id = currentItemID ?? items.first?.id else { return }
+            seekRequest = (id, max(0, frame))
+        }
+        wake.signal()
+    }
+
+    /// The item now playing, and the frame of it (at the engine's rate) that was just rendered.
+    public var playbackPosition: (item: Int, frame: Int64)? {
+        lock.withLock { position(consumed: ring?.framesRead ?? 0) }
+    }
+
+    /// The length in engine-rate frames of a scheduled item still held by the node.
+    public func length(ofItem id: Int) -> Int64? {
+        lock.withLock { items.first { $0.id == id }?.length }
+    }
+
+    // MARK: Engine side
+
+    func attach(to engine: AudioEngine, format: StreamDescription, ringFrames: Int) {
+        lock.withLock {
+            self.engine = engine
+            self.format = format
+            ring = SampleRing(channels: Int(format.channelsPerFrame), minimumFrames: ringFrames)
+            alive = true
+        }
+        thread = PlaybackThread(name: "tonearm-player") { [weak self] in self?.run() }
+    }
+
+    func detach() {
+        lock.withLock { alive = false }
+        wake.signal()
+        dataSignal.signal()
+        thread?.join()
+        thread = nil
+    }
+
+    /// Render thread: mixes `frames` frames into `out`; in offline mode waits for the
+    /// producer first, as no real time passes there.
+    @inline(__always)
+    func render(into out: UnsafeMutablePointer<Float>, frames: Int, offline: Bool, engineRunning: AtomicFlag) {
+        guard playing.value, let ring else { return }
+        if offline {
+            while ring.readableFrames < frames && hasPendingAudio.value && playing.value && engineRunning.value {
+                dataSignal.wait(seconds: 0.01)
+            }
+        }
+        let n = ring.mix(into: out, frames: frames, gain: gain.value)
+        if n < frames && hasPendingAudio.value { underrunCount.add(1) }
+        if n > 0 { wake.signal() }
+    }
+
+    /// True when nothing is left to render: no pending items and an empty ring.
+    var isIdle: Bool {
+        !hasPendingAudio.value && (ring?.readableFrames ?? 0) == 0
+    }
+
+    // MARK: The node's thread
+
+    private struct Item {
+        enum Source {
+            case file(ExtAudioFile, start: Int64)
+            case buffer(PCMBuffer, position: Int)
+        }
+        let id: Int
+        var source: Source
+        /// Frames of the item, at the engine's rate.
+        let length: Int64
+        let completion: (@Sendable () -> Void)?
+        /// Frames read so far from the item's start.
+        var read: Int64 = 0
+        /// Ring position after the item's last frame, once all of it was written.
+        var ringEnd: Int?
+        var started = false
+    }
+
+    /// A run of frames written to the ring: which item, and which of its frames.
+    private struct Chunk {
+        let ringStart: Int, ringEnd: Int
+        let item: Int
+        let itemStart: Int64, itemEnd: Int64
+    }
+
+    private static let chunkFrames = 2048
+
+    private func run() {
+        guard let ring, let format else { return }
+        let channels = Int(format.channelsPerFrame)
+        let chunk = Self.chunkFrames
+        var block = [Float](repeating: 0, count: chunk * channels)
+        var bytes: [UInt8] = []
+        var varispeed: Varispeed?
+        while true {
+            var events: [Event] = []
+            var completions: [@Sendable () -> Void] = []
+            var progressed = false
+            let keepGoing = lock.withLock { () -> Bool in
+                guard alive else { return false }
+                if let request = seekRequest {
+                    seekRequest = nil
+                    applySeek(request, ring: ring, events: &events)
+                    varispeed?.reset()
+                }
+                return true
+            }
+            guard keepGoing else { break }
+
+            // Read one chunk of the first item not fully written, when the ring has room.
+            let rate = rateValue.value
+            if rate != 1 && varispeed?.rate != rate {
+                varispeed = try? Varispeed(rate: rate, sampleRate: format.sampleRate, channels: channels, chunk: chunk)
+            } else if rate == 1 {
+                varispeed = nil
+            }
+            let room = varispeed.map { $0.maximumOutput } ?? chunk
+            if ring.writableFrames >= room {
+                var failure: (Int, AudioError)?
+                let wrote = lock.withLock { () -> Bool in
+                    guard let index = items.firstIndex(where: { $0.ringEnd == nil }) else { return false }
+                    var got = 0
+                    do throws(AudioError) {
+                        got = try read(&items[index], into: &block, frames: chunk, bytes: &bytes)
+                    } catch { failure = (items[index].id, error) }
+                    let item = items[index]
+                    let done = failure != nil || got == 0 || item.read >= item.length
+                    let ringStart = ring.framesWritten
+                    var produced = got
+                    if let v = varispeed {
+                        let flush = done && index == items.count - 1
+                        produced = block.withUnsafeBufferPointer { v.process($0.baseAddress!, frames: got, flush: flush, into: ring) }
+                    } else if got > 0 {
+                        block.withUnsafeBufferPointer { _ = ring.write($0.baseAddress!, frames: got) }
+                    }
+                    if produced > 0 || got > 0 {
+                        chunks.append(Chunk(ringStart: ringStart, ringEnd: ringStart + produced, item: item.id,
+                                            itemStart: item.read - Int64(got), itemEnd: item.read))
+                    }
+                    if done { items[index].ringEnd = ring.framesWritten }
+                    hasPendingAudio.value = items.contains { $0.ringEnd == nil }
+                    return true
+                }
+                if let failure { events.append(.failed(failure.0, failure.1)) }
+                if wrote {
+                    dataSignal.signal()
+                    progressed = true
+                }
+            }
+
+            // Items whose last frame was rendered: completion, then the next item's start.
+            let consumed = ring.framesRead
+            lock.withLock {
+                if let p = position(consumed: consumed), p.item != currentItemID {
+                    currentItemID = p.item
+                }
+                if let id = currentItemID, let i = items.firstIndex(where: { $0.id == id }), !items[i].started,
+                   consumed > (chunks.first { $0.item == id }?.ringStart ?? Int.max)
+                {
+                    items[i].started = true
+                    events.append(.itemStarted(id))
+                }
+                while let first = items.first, let end = first.ringEnd, consumed >= end {
+                    if !first.started { events.append(.itemStarted(first.id)) }
+                    items.removeFirst()
+                    events.append(.itemEnded(first.id))
+                    if let c = first.completion { completions.append(c) }
+                    if currentItemID == first.id { currentItemID = items.first?.id }
+                }
+                while chunks.count > 1 && chunks[1].ringStart <= consumed && chunks[0].ringEnd <= consumed {
+                    chunks.removeFirst()
+                }
+                let u = underrunCount.value
+                if u != reportedUnderruns { reportedUnderruns = u; events.append(.underrun(u)) }
+            }
+            for e in events { onEvent?(e) }
+            for c in completions { c() }
+            if !progressed { wake.wait(seconds: 0.005) }
+        }
+    }
+
+    /// Drops what the ring holds and reads the item again from the requested frame; later
+    /// items already read ahead start over. Caller holds the lock.
+    private func applySeek(_ request: (item: Int, frame: Int64), ring: SampleRing, events: inout [Event]) {
+        ring.discardWritten()
+        chunks.removeAll()
+        guard let at = items.firstIndex(where: { $0.id == request.item }) else { return }
+        items.removeFirst(at)
+        for i in items.indices {
+            if i > 0 && items[i].read == 0 && items[i].ringEnd == nil { break }
+            do throws(AudioError) {
+                try rewind(&items[i], to: i == 0 ? min(request.frame, items[i].length) : 0)
+            } catch {
+                events.append(.failed(items[i].id, error))
+                items[i].ringEnd = ring.framesWritten
+            }
+            if i > 0 { items[i].started = false }
+        }
+        currentItemID = items.first?.id
+        hasPendingAudio.value = items.contains { $0.ringEnd == nil }
+    }
+
+    /// The item and item frame at ring position `consumed`. Caller holds the lock.
+    private func position(consumed: Int) -> (item: Int, frame: Int64)? {
+        guard let chunk = chunks.last(where: { $0.ringStart <= consumed }) ?? chunks.first else {
+            guard let id = currentItemID, let item = items.first(where: { $0.id == id }) else { return nil }
+            return (id, item.read)
+        }
+        let span = chunk.ringEnd - chunk.ringStart
+        let into = min(span, max(0, consumed - chunk.ringStart))
+        let frame = span == 0 ? chunk.itemStart
+            : chunk.itemStart + Int64(Double(chunk.itemEnd - chunk.itemStart) * Double(into) / Double(span))
+        return (chunk.item, frame)
+    }
+
+    /// Reads up to `frames` interleaved frames of the item into `block`.
+    private func read(_ item: inout Item, into block: inout [Float], frames: Int, bytes: inout [UInt8]) throws(AudioError) -> Int {
+        let want = Int(min(Int64(frames), item.length - item.read))
+        guard want > 0 else { return 0 }
+        var got = 0
+        switch item.source {
+        case .file(let file, _):
+            bytes.removeAll(keepingCapacity: true)
+            got = try file.read(frames: want, into: &bytes)
+            let samples = got * (block.count / frames)
+            bytes.withUnsafeBytes { raw in
+                block.withUnsafeMutableBufferPointer { $0.baseAddress!.update(from: raw.bindMemory(to: Float.self).baseAddress!, count: samples) }
+            }
+        case .buffer(let buffer, let position):
+            got = min(want, buffer.frameLength - position)
+            let channels = buffer.channelCount
+            buffer.withUnsafeMutableSamples(Float.self) { src in
+                block.withUnsafeMutableBufferPointer {
+                    $0.baseAddress!.update(from: src.baseAddress! + position * channels, count: got * channels)
+                }
+            }
+            item.source = .buffer(buffer, position: position + got)
+        }
+        item.read += Int64(got)
+        return got
+    }
+
+    private func rewind(_ item: inout Item, to frame: Int64) throws(AudioError) {
+        switch item.source {
+        case .file(let file, let start): try file.seek(toFrame: start + frame)
+        case .buffer(let buffer, _): item.source = .buffer(buffer, position: Int(frame))
+        }
+        item.read = frame
+        item.ringEnd = nil
+    }
+
+    private static func append(_ source: PCMBuffer, to dest: PCMBuffer) throws(AudioError) {
+        let n = source.frameLength
+        source.withUnsafeMutableSamples(Float.self) { s in
+            dest.withUnsafeMutableSamples(Float.self) { d in
+                for c in 0..<dest.channelCount {
+                    let si = source.channelStart(c), di = dest.channelStart(c) + dest.frameLength
+                    for i in 0..<n { d[di + i] = s[si + i] }
+                }
+            }
+        }
+        dest.frameLength += n
+    }
+}
