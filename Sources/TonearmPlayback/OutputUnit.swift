@@ -135,6 +135,7 @@ public final class OutputUnit: @unchecked Sendable {
             clientBuffers = (0..<bufferCount).map { _ in .allocate(byteCount: bytesPerBuffer, alignment: 16) }
         }
         for i in 0..<bufferCount {
+            // Identity: the render block points buffer 0 at the device's buffer on each call.
             list[i] = clientBuffers.isEmpty ? UnsafeMutableRawBufferPointer(start: nil, count: 0)
                 : UnsafeMutableRawBufferPointer(start: clientBuffers[i], count: bytesPerBuffer)
         }
