@@ -211,14 +211,16 @@ public final class AudioPlayerNode: @unchecked Sendable {
     @inline(__always)
     func render(into out: UnsafeMutablePointer<Float>, frames: Int, offline: Bool, engineRunning: AtomicFlag) {
         guard playing.value, let ring else { return }
-        if offline {
-            while ring.readableFrames < frames && hasPendingAudio.value && playing.value && engineRunning.value {
-                dataSignal.wait(seconds: 0.01)
-            }
+        let channels = ring.channels
+        var n = ring.mix(into: out, frames: frames, gain: gain.value)
+        // Offline, no real time passes: wait for the decoder instead of underrunning.
+        while offline && n < frames && hasPendingAudio.value && playing.value && engineRunning.value {
+            wake.signal()
+            dataSignal.wait(seconds: 0.01)
+            n += ring.mix(into: out + n * channels, frames: frames - n, gain: gain.value)
         }
-        let n = ring.mix(into: out, frames: frames, gain: gain.value)
         if n < frames && hasPendingAudio.value { underrunCount.add(1) }
-        if n > 0 { wake.signal() }
+        if offline && n > 0 { wake.signal() }     // real time: the node's thread polls instead of a lock here
     }
 
     /// True when nothing is left to render: no pending items and an empty ring.

@@ -1,4 +1,5 @@
 import XCTest
+import Foundation
 import Tonearm
 import TonearmTestSupport
 @testable import TonearmPlayback
@@ -16,17 +17,18 @@ final class Capture: @unchecked Sendable {
     var all: [Float] { lock.lock(); defer { lock.unlock() }; return samples }
 }
 
-final class AudioPlayerTests: XCTestCase {
-    let sample = packageRoot + "/Samples/tone-stereo.wav"
+/// A file's audio as interleaved Float32 at its own rate, through ExtAudioFile.
+func decodedFloats(_ path: String) throws -> [Float] {
+    let f = try ExtAudioFile.open(path: path)
+    try f.setClientDataFormat(.float32(sampleRate: f.fileDataFormat.sampleRate,
+                                       channels: f.fileDataFormat.channelsPerFrame, interleaved: true))
+    var bytes: [UInt8] = []
+    while try f.read(frames: 65536, into: &bytes) > 0 {}
+    return bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+}
 
-    func decoded(_ path: String) throws -> [Float] {
-        let f = try ExtAudioFile.open(path: path)
-        try f.setClientDataFormat(.float32(sampleRate: f.fileDataFormat.sampleRate,
-                                           channels: f.fileDataFormat.channelsPerFrame, interleaved: true))
-        var bytes: [UInt8] = []
-        while try f.read(frames: 65536, into: &bytes) > 0 {}
-        return bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-    }
+final class AudioPlayerNullSinkTests: XCTestCase {
+    let sample = packageRoot + "/Samples/tone-stereo.wav"
 
     func testPlaysAFileToTheNullSinkExactly() throws {
         let capture = Capture()
@@ -35,7 +37,7 @@ final class AudioPlayerTests: XCTestCase {
         player.onEvent = events.add
         try player.play()
         XCTAssertTrue(player.waitUntilEnded(timeout: 30))
-        let source = try decoded(sample)
+        let source = try decodedFloats(sample)
         let got = capture.all
         XCTAssertGreaterThanOrEqual(got.count, source.count)
         XCTAssertEqual(Array(got.prefix(source.count)), source)
@@ -52,4 +54,124 @@ final class EventLog: @unchecked Sendable {
     private var events: [AudioPlayer.Event] = []
     var add: @Sendable (AudioPlayer.Event) -> Void { { [self] e in lock.lock(); events.append(e); lock.unlock() } }
     var all: [AudioPlayer.Event] { lock.lock(); defer { lock.unlock() }; return events }
+}
+
+final class GaplessAndTransportTests: XCTestCase {
+    /// Two files cut from one continuous sine, written with sox, queued back to back through the
+    /// null sink: the join shows no step larger than the sine's own.
+    func testTwoHalvesOfOneSineJoinWithoutAGap() throws {
+        guard let sox = which("sox") else { throw XCTSkip("sox is not installed") }
+        let dir = NSTemporaryDirectory() + "tonearm-gapless-\(getpid())/"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // 1 kHz at 44.1 kHz, 1.5 s; the cut at 33,333 frames is mid-cycle on purpose.
+        XCTAssertEqual(runStatus(sox, ["-n", "-r", "44100", "-c", "2", "-b", "16", dir + "whole.wav", "synth", "1.5", "sine", "1000", "vol", "0.5"]), 0)
+        XCTAssertEqual(runStatus(sox, [dir + "whole.wav", dir + "a.flac", "trim", "0s", "33333s"]), 0)
+        XCTAssertEqual(runStatus(sox, [dir + "whole.wav", dir + "b.wav", "trim", "33333s"]), 0)
+        let capture = Capture()
+        let player = try AudioPlayer(paths: [dir + "a.flac", dir + "b.wav"], backend: NullOutputBackend(tap: capture.tap))
+        let events = EventLog()
+        player.onEvent = events.add
+        try player.play()
+        XCTAssertTrue(player.waitUntilEnded(timeout: 30))
+        let whole = try decodedFloats(dir + "whole.wav")
+        let got = Array(capture.all.prefix(whole.count))
+        XCTAssertEqual(got, whole, "the two halves render as the whole, sample for sample")
+        // And the largest step anywhere in the left channel is the sine's own.
+        let left = stride(from: 0, to: got.count, by: 2).map { got[$0] }
+        let steps = zip(left, left.dropFirst()).map { abs($1 - $0) }
+        let sineStep = Float(0.5 * 2 * Double.pi * 1000 / 44100) * 1.01
+        XCTAssertLessThanOrEqual(steps.max()!, sineStep)
+        XCTAssertEqual(events.all.filter { if case .underrun = $0 { return false }; return true },
+                       [.started, .trackStarted(0), .trackEnded(0), .trackStarted(1), .trackEnded(1), .ended])
+    }
+
+    func testVolumeRateAndSeek() throws {
+        let path = packageRoot + "/Samples/tone-stereo.wav"
+        let source = try decodedFloats(path)
+        // Volume: every sample halved.
+        let quiet = Capture()
+        let p1 = try AudioPlayer(paths: [path], backend: NullOutputBackend(tap: quiet.tap))
+        p1.volume = 0.5
+        try p1.play()
+        XCTAssertTrue(p1.waitUntilEnded(timeout: 30))
+        XCTAssertEqual(Array(quiet.all.prefix(source.count)), source.map { $0 * 0.5 })
+        // Rate 2: half the frames (within the filter's reach), the same tone an octave up.
+        let fast = Capture()
+        let p2 = try AudioPlayer(paths: [path], backend: NullOutputBackend(tap: fast.tap))
+        p2.rate = 2
+        try p2.play()
+        XCTAssertTrue(p2.waitUntilEnded(timeout: 30))
+        let nonSilent = fast.all.lastIndex { $0 != 0 }.map { $0 / 2 + 1 } ?? 0
+        XCTAssertEqual(Double(nonSilent), Double(source.count / 2) / 2, accuracy: 200)
+        // Seek before playing: starts exactly at the frame.
+        let sought = Capture()
+        let p3 = try AudioPlayer(paths: [path], backend: NullOutputBackend(tap: sought.tap))
+        p3.seek(to: 0.5)
+        try p3.play()
+        XCTAssertTrue(p3.waitUntilEnded(timeout: 30))
+        let from = Int(0.5 * p3.outputFormat.sampleRate) * 2
+        XCTAssertEqual(Array(sought.all.prefix(source.count - from)), Array(source[from...]))
+    }
+
+    /// Seed 004: raw s16le stereo 44.1 kHz from a file, pulled by a render callback that reads
+    /// the file and stops the unit at its end.
+    func testSeed004RawPCMThroughARenderCallback() throws {
+        let path = NSTemporaryDirectory() + "tonearm-seed004-\(getpid()).pcm"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let pcm = (0..<44100).flatMap { i -> [Int16] in
+            let v = Int16(10000 * sin(Double(i) * 2 * .pi * 440 / 44100))
+            return [v, v]
+        }
+        FileManager.default.createFile(atPath: path, contents: pcm.withUnsafeBytes { Data($0) })
+        let out = NSTemporaryDirectory() + "tonearm-seed004-\(getpid()).wav"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+
+        // The AudioStreamBasicDescription of seed 004, field by field.
+        let channels: UInt32 = 2
+        let format = StreamDescription(sampleRate: 44100, formatID: .linearPCM,
+                                       formatFlags: [.isSignedInteger, .isPacked],
+                                       bytesPerPacket: channels * 2, framesPerPacket: 1,
+                                       bytesPerFrame: channels * 2, channelsPerFrame: channels, bitsPerChannel: 16)
+
+        let unit = OutputUnit(backend: FileOutputBackend(path: out))
+        unit.streamFormat = format
+        let handle = FileHandle(forReadingAtPath: path)!
+        let done = expectation(description: "played")
+        nonisolated(unsafe) var finished = false
+        unit.setRenderCallback { _, _, _, data in
+            memset(data[0].baseAddress!, 0, data[0].count)
+            let chunk = handle.readData(ofLength: data[0].count)
+            if chunk.count < data[0].count {
+                try? handle.seek(toOffset: 0)
+                unit.stop()
+                if !finished { finished = true; done.fulfill() }
+                return
+            }
+            chunk.withUnsafeBytes { data[0].baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: chunk.count) }
+        }
+        try unit.start()
+        wait(for: [done], timeout: 30)
+        let period = unit.framesPerCall
+        unit.uninitialize()
+        // Every whole period of the file, then the call that found the file short: silence.
+        let whole = pcm.count / 2 / period
+        let written = try AudioFile(path: out)
+        let frames = Int(try written.audioDataPacketCount)
+        XCTAssertEqual(frames, (whole + 1) * period)
+        let (bytes, _) = try written.readPacketData(startingAt: 0, count: frames)
+        let samples = bytes.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        XCTAssertEqual(Array(samples.prefix(whole * period * 2)), Array(pcm.prefix(whole * period * 2)))
+        XCTAssertTrue(samples.dropFirst(whole * period * 2).allSatisfy { $0 == 0 })
+    }
+}
+
+private func runStatus(_ tool: String, _ args: [String]) -> Int32 {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: tool)
+    p.arguments = args
+    p.standardError = FileHandle.nullDevice
+    try? p.run()
+    p.waitUntilExit()
+    return p.terminationStatus
 }

@@ -1,0 +1,125 @@
+import XCTest
+import Tonearm
+import TonearmTestSupport
+@testable import TonearmPlayback
+
+final class AudioQueueTests: XCTestCase {
+    /// Seed 002's shape: three buffers, refilled from the callback, Int16 stereo. Each block
+    /// holds one constant value, so the rendered output shows which blocks played, in order.
+    func testCallbacksFireInOrderAndStopPlaysOutWhatWasQueued() throws {
+        let capture = Capture()
+        let format = StreamDescription.int16(sampleRate: 8000, channels: 2)
+        let blocks = 12, framesPerBlock = 1000
+        let order = Recorder()
+        let next = Counter()
+        let queue = try AudioQueue.newOutput(format: format, backend: NullOutputBackend(tap: capture.tap)) { queue, buffer in
+            order.add(buffer.userData)
+            let n = next.take()
+            guard n < blocks else {
+                if n == blocks { queue.stop(immediately: false) }
+                return
+            }
+            Self.fill(buffer, block: n, frames: framesPerBlock)
+            try? queue.enqueue(buffer)
+        }
+        let stopped = expectation(description: "stopped")
+        queue.isRunningListener = { running in if !running { stopped.fulfill() } }
+        for _ in 0..<3 {
+            let buffer = try queue.allocateBuffer(byteSize: framesPerBlock * 4)
+            Self.fill(buffer, block: next.take(), frames: framesPerBlock)
+            try queue.enqueue(buffer)
+        }
+        try queue.start()
+        wait(for: [stopped], timeout: 30)
+        // Every block was played, whole and in order, then the queue stopped by itself.
+        let played = capture.all
+        XCTAssertGreaterThanOrEqual(played.count, blocks * framesPerBlock * 2)
+        for b in 0..<blocks {
+            let value = Float(Int16(b + 1) * 1000) / 32768
+            let slice = played[(b * framesPerBlock * 2)..<((b + 1) * framesPerBlock * 2)]
+            XCTAssertTrue(slice.allSatisfy { $0 == value }, "block \(b)")
+        }
+        XCTAssertTrue(played.dropFirst(blocks * framesPerBlock * 2).allSatisfy { $0 == 0 })
+        XCTAssertEqual(order.all, Array(0..<blocks))
+        XCTAssertFalse(queue.isRunning)
+        XCTAssertEqual(queue.underruns, 0)
+    }
+
+    func testStopImmediatelyDropsWhatWasQueued() throws {
+        let capture = Capture()
+        let format = StreamDescription.int16(sampleRate: 8000, channels: 1)
+        let calls = Recorder()
+        // A real-time null sink: the device takes audio at 8000 frames per second.
+        let queue = try AudioQueue.newOutput(format: format, backend: NullOutputBackend(realtime: true, tap: capture.tap),
+                                             options: AudioOutputOptions(latency: 0.05)) { _, buffer in calls.add(buffer.userData) }
+        for b in 0..<3 {
+            let buffer = try queue.allocateBuffer(byteSize: 8000 * 2)     // a second each
+            Self.fill(buffer, block: b, frames: 8000, channels: 1)
+            try queue.enqueue(buffer)
+        }
+        try queue.start()
+        Clock.sleep(seconds: 0.2)
+        queue.stop(immediately: true)
+        XCTAssertFalse(queue.isRunning)
+        let heard = capture.all.filter { $0 != 0 }.count
+        XCTAssertGreaterThan(heard, 0)
+        XCTAssertLessThan(heard, 8000, "three seconds were queued; the stop must cut them off")
+        Clock.sleep(seconds: 0.1)
+        XCTAssertEqual(calls.all, [], "dropped buffers are not handed back as played")
+    }
+
+    func testDecodesACompressedFormat() throws {
+        // The IMA4 sample through the queue equals ExtAudioFile's decode of it.
+        let path = packageRoot + "/Samples/tone-ima4.caf"
+        let file = try AudioFile(path: path)
+        let format = try file.dataFormat
+        let count = Int(try file.audioDataPacketCount)
+        let (bytes, _) = try file.readPacketData(startingAt: 0, count: count)
+        let capture = Capture()
+        let queue = try AudioQueue.newOutput(format: format, backend: NullOutputBackend(tap: capture.tap)) { _, _ in }
+        let stopped = expectation(description: "stopped")
+        queue.isRunningListener = { if !$0 { stopped.fulfill() } }
+        let buffer = try queue.allocateBuffer(byteSize: bytes.count)
+        bytes.withUnsafeBytes { buffer.audioData.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        buffer.audioDataByteSize = bytes.count
+        try queue.enqueue(buffer)
+        try queue.start()
+        queue.stop(immediately: false)
+        wait(for: [stopped], timeout: 30)
+        let expected = try decodedFloats(path)
+        XCTAssertEqual(Array(capture.all.prefix(expected.count)), expected)
+    }
+
+    func testRejectsForeignAndEmptyBuffers() throws {
+        let format = StreamDescription.int16(sampleRate: 8000, channels: 1)
+        let a = try AudioQueue.newOutput(format: format, backend: NullOutputBackend()) { _, _ in }
+        let b = try AudioQueue.newOutput(format: format, backend: NullOutputBackend()) { _, _ in }
+        let buffer = try a.allocateBuffer(byteSize: 64)
+        XCTAssertThrowsError(try a.enqueue(buffer)) { XCTAssertEqual(($0 as? AudioError)?.code, .bufferEmpty) }
+        buffer.audioDataByteSize = 64
+        XCTAssertThrowsError(try b.enqueue(buffer)) { XCTAssertEqual(($0 as? AudioError)?.code, .invalidBuffer) }
+        XCTAssertThrowsError(try AudioQueue.newOutput(format: StreamDescription(sampleRate: 44100, formatID: "zzzz", bytesPerPacket: 0,
+                                                                               framesPerPacket: 1024, bytesPerFrame: 0,
+                                                                               channelsPerFrame: 2, bitsPerChannel: 0), callback: { _, _ in }))
+    }
+
+    static func fill(_ buffer: AudioQueueBuffer, block: Int, frames: Int, channels: Int = 2) {
+        let samples = buffer.audioData.assumingMemoryBound(to: Int16.self)
+        for i in 0..<(frames * channels) { samples[i] = Int16(block + 1) * 1000 }
+        buffer.audioDataByteSize = frames * channels * 2
+        buffer.userData = block
+    }
+}
+
+final class Recorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [Int] = []
+    func add(_ v: Int) { lock.lock(); values.append(v); lock.unlock() }
+    var all: [Int] { lock.lock(); defer { lock.unlock() }; return values }
+}
+
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var n = 0
+    func take() -> Int { lock.lock(); defer { n += 1; lock.unlock() }; return n }
+}
