@@ -27,6 +27,13 @@ let package = Package(
         .executableTarget(name: "tonearm", dependencies: ["TonearmCLI"]),
         .executableTarget(name: "tonearm-bench", dependencies: ["TonearmCLI"]),
         .target(name: "TonearmTestSupport", dependencies: ["Tonearm"], path: "Tests/TonearmTestSupport"),
+        // Test-only: counts the heap calls playback's render paths make (see its main.swift);
+        // RenderAllocationTests runs it. The linker aliases and exports its malloc family so that
+        // it interposes glibc's for every library in the process.
+        .executableTarget(name: "RenderAllocCheck", dependencies: ["TonearmCore", "TonearmPlayback"],
+                          path: "Tests/RenderAllocCheck",
+                          swiftSettings: [.enableExperimentalFeature("Extern")],
+                          linkerSettings: [.unsafeFlags(renderAllocCheckLinkerFlags, .when(platforms: [.linux]))]),
         .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore"]),
         .testTarget(name: "TonearmFormatsTests", dependencies: ["Tonearm", "TonearmTestSupport"]),
         .testTarget(name: "TonearmCodecsTests", dependencies: ["Tonearm", "TonearmTestSupport"]),
@@ -36,3 +43,12 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+/// `--defsym=malloc=rtcheck_malloc` and `--export-dynamic-symbol=malloc` for each function
+/// RenderAllocCheck interposes.
+var renderAllocCheckLinkerFlags: [String] {
+    ["malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign", "aligned_alloc", "memalign",
+     "valloc", "pvalloc"].flatMap { name in
+        ["-Xlinker", "--defsym=\(name)=rtcheck_\(name)", "-Xlinker", "--export-dynamic-symbol=\(name)"]
+    }
+}

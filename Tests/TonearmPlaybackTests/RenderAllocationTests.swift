@@ -1,0 +1,94 @@
+import Foundation
+import XCTest
+
+/// The render paths never allocate: RenderAllocCheck (Tests/RenderAllocCheck) interposes glibc's
+/// malloc family, plays each path into a sink that counts the calls the device thread makes
+/// between two device writes, and prints the counts. It runs in its own process, so the
+/// interposer never touches this one.
+final class RenderAllocationTests: XCTestCase {
+    /// One line of the harness's output.
+    struct Line: Decodable {
+        var supported: Bool?
+        var build: String?
+        var scenario: String?
+        var error: String?
+        var expectedAllocationsPerRender: Int?
+        var expectedFreesPerRender: Int?
+        var renders: Int?
+        var framesPerRender: Int?
+        var audibleRenders: Int?
+        var allocations: Int?
+        var frees: Int?
+        var bytes: Int?
+    }
+
+    func testRenderPathsMakeNoHeapCalls() throws {
+        #if !os(Linux)
+        throw XCTSkip("RenderAllocCheck interposes glibc's malloc: Linux only")
+        #else
+        let lines = try runHarness()
+        guard let header = lines.first, let supported = header.supported else {
+            return XCTFail("no header line from RenderAllocCheck")
+        }
+        guard supported else { throw XCTSkip("the allocation counter interposes glibc's malloc; not available here") }
+        let scenarios = lines.dropFirst()
+        for s in scenarios {
+            let name = s.scenario ?? "?"
+            if let error = s.error { XCTFail("\(name): \(error)"); continue }
+            let renders = try XCTUnwrap(s.renders, name)
+            XCTAssertEqual(renders, 200, name)
+            XCTAssertEqual(s.framesPerRender, 512, name)
+            let allocations = try XCTUnwrap(s.expectedAllocationsPerRender, name)
+            let frees = try XCTUnwrap(s.expectedFreesPerRender, name)
+            XCTAssertEqual(s.allocations, allocations * renders, "\(name): heap allocations in the render path")
+            XCTAssertEqual(s.frees, frees * renders, "\(name): frees in the render path")
+            if allocations == 0 {
+                XCTAssertEqual(s.bytes, 0, name)
+                // The path measured carried audio: the callback's sine reached the device.
+                XCTAssertEqual(s.audibleRenders, renders, name)
+            }
+        }
+        let names = Set(scenarios.compactMap(\.scenario))
+        // The paths this test was written for; new ones only add lines.
+        for required in ["outputunit-int16-interleaved", "outputunit-float32-planar",
+                         "outputunit-int16-to-float32-device", "control-allocating-callback", "control-c-allocations"]
+        {
+            XCTAssertTrue(names.contains(required), "scenario \(required) did not run")
+        }
+        // The controls prove the counter sees what the render paths do not do.
+        let control = scenarios.first { $0.scenario == "control-allocating-callback" }
+        XCTAssertEqual(control?.allocations, 200)
+        XCTAssertEqual(control?.frees, 200)
+        #endif
+    }
+
+    /// Runs RenderAllocCheck, built beside this test bundle (or at $RENDER_ALLOC_CHECK), and
+    /// decodes its lines.
+    private func runHarness() throws -> [Line] {
+        let path: String
+        if let override = ProcessInfo.processInfo.environment["RENDER_ALLOC_CHECK"] {
+            path = override
+        } else {
+            let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            path = me.deletingLastPathComponent().appendingPathComponent("RenderAllocCheck").path
+        }
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            XCTFail("RenderAllocCheck not found at \(path); `swift build` builds it")
+            return []
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        var environment = ProcessInfo.processInfo.environment
+        environment["RENDER_ALLOC_TRAP"] = nil
+        process.environment = environment
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        XCTAssertEqual(process.terminationReason, .exit, "RenderAllocCheck crashed:\n\(text)")
+        XCTAssertEqual(process.terminationStatus, 0, "RenderAllocCheck failed:\n\(text)")
+        return try text.split(separator: "\n").map { try JSONDecoder().decode(Line.self, from: Data($0.utf8)) }
+    }
+}
