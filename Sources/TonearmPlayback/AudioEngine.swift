@@ -46,9 +46,12 @@ public final class AudioEngine: @unchecked Sendable {
     public var framesPlayed: Int64 { outputUnit.framesPlayed }
 
     /// When true, an offline engine (file or null sink) stops by itself once every node has
-    /// played all it was given; `onIdle` then runs on the device thread.
+    /// played all it was given; `onIdle` then runs on the device thread, after the last
+    /// buffer was written.
     public var stopsWhenIdle = false
     public var onIdle: (@Sendable () -> Void)?
+    /// Called on the device thread when the output fails while running.
+    public var onError: (@Sendable (AudioError) -> Void)?
 
     let running = AtomicFlag()
     private let rendered = AtomicCounter()
@@ -102,9 +105,12 @@ public final class AudioEngine: @unchecked Sendable {
         try outputUnit.initialize()
         let offline = !outputUnit.isRealtime
         let stopsWhenIdle = self.stopsWhenIdle
-        let unit = outputUnit
-        let onIdle = self.onIdle
-        outputUnit.setRenderCallback { flags, _, frames, data in
+        let onIdle = self.onIdle, onError = self.onError
+        outputUnit.onEnd = { error in
+            running.value = false
+            if let error { onError?(error) } else if stopsWhenIdle && offline { onIdle?() }
+        }
+        outputUnit.setRenderCallback { [weak unit = outputUnit] flags, _, frames, data in
             let out = data[0].baseAddress!.assumingMemoryBound(to: Float.self)
             var anyPlaying = false
             for i in 0..<count {
@@ -120,9 +126,7 @@ public final class AudioEngine: @unchecked Sendable {
                     var idle = true
                     for i in 0..<count where !nodes[i].takeUnretainedValue().isIdle { idle = false }
                     if idle {
-                        running.value = false
-                        unit.stop(drain: true)
-                        onIdle?()
+                        unit?.stop(drain: true)     // onEnd calls onIdle once this buffer is out
                     }
                 } else if !anyPlaying {
                     Clock.sleep(seconds: 0.005)     // nothing plays: let the virtual clock idle

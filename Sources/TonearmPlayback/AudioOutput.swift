@@ -130,12 +130,15 @@ public final class WriterOutputStream: AudioOutputStream, @unchecked Sendable {
         thread?.join()
         running.value = true
         drainOnStop.value = false
-        thread = PlaybackThread(name: "tonearm-device") { [unowned self] in
+        // The thread touches only these, never `self`, so the stream may go away at any time
+        // after `stop` has joined it.
+        let writer = self.writer, running = self.running, drainOnStop = self.drainOnStop
+        let framesWritten = self.framesWritten, buffer = self.buffer, periodFrames = self.periodFrames
+        thread = PlaybackThread(name: "tonearm-device") {
             var failure: AudioError?
             var ended = false
             while running.value {
-                let time = Int64(framesWritten.value)
-                let more = render(periodFrames, buffer, time)
+                let more = render(periodFrames, buffer, Int64(framesWritten.value))
                 do throws(AudioError) {
                     try writer.write(buffer, frames: periodFrames)
                 } catch {
@@ -154,7 +157,8 @@ public final class WriterOutputStream: AudioOutputStream, @unchecked Sendable {
 
     public func stop(drain: Bool) {
         guard let thread else { return }
-        drainOnStop.value = drain
+        // A stream that ended by itself already chose to drain; a later stop only waits for it.
+        if running.value { drainOnStop.value = drain }
         running.value = false
         if !thread.isCurrent {
             thread.join()

@@ -69,6 +69,8 @@ public final class AudioPlayer: @unchecked Sendable {
     private var started = false
     private var paused = false
     private var ended = false
+    private var outputEnded = false
+    private var lastTrackEnded = false
     private var startFrames: Int64 = 0
 
     /// Opens every file (ExtAudioFile): throws with the first file that cannot be played.
@@ -131,7 +133,13 @@ public final class AudioPlayer: @unchecked Sendable {
             let onEvent = self.onEvent
             node.onEvent = { [weak self] event in self?.handle(event, onEvent) }
             engine.stopsWhenIdle = true     // a file or null sink ends with the last frame
+            engine.onIdle = { [weak self] in self?.finish(outputDone: true) }
+            engine.onError = { [weak self] error in
+                onEvent?(.failed(error))
+                self?.finish(outputDone: true, lastTrackDone: true)
+            }
             node.play()
+            node.waitUntilBuffered(frames: Int(engine.format.sampleRate / 4), timeout: 2)
             do throws(AudioError) {
                 try engine.start()
             } catch {
@@ -163,7 +171,7 @@ public final class AudioPlayer: @unchecked Sendable {
     public func stop() {
         node.stop()
         engine.stop()
-        finish()
+        finish(outputDone: true, lastTrackDone: true)
     }
 
     /// Moves to `seconds` into the current track (clamped), sample-accurately.
@@ -201,20 +209,28 @@ public final class AudioPlayer: @unchecked Sendable {
             onEvent?(.trackEnded(track))
             if track == tracks.count - 1 {
                 // A real device: let its buffer play out, then report the end.
-                if engine.outputUnit.isRealtime { engine.outputUnit.stop(drain: true) }
-                finish()
+                if engine.outputUnit.isRealtime {
+                    engine.outputUnit.stop(drain: true)
+                    finish(outputDone: true, lastTrackDone: true)
+                } else {
+                    finish(lastTrackDone: true)     // and the output's end, whichever comes second
+                }
             }
         case .underrun(let n): onEvent?(.underrun(n))
         case .failed(_, let error): onEvent?(.failed(error))
         }
     }
 
-    private func finish() {
-        let first = lock.withLock { () -> Bool in
-            defer { ended = true }
-            return !ended
+    /// Reports the end once the last track has ended and (offline) the output has written it.
+    private func finish(outputDone: Bool = false, lastTrackDone: Bool = false) {
+        let now = lock.withLock { () -> Bool in
+            if outputDone { outputEnded = true }
+            if lastTrackDone { lastTrackEnded = true }
+            guard !ended, outputEnded, lastTrackEnded else { return false }
+            ended = true
+            return true
         }
-        guard first else { return }
+        guard now else { return }
         onEvent?(.ended)
         endSignal.signal()
     }

@@ -34,7 +34,14 @@ public final class AudioPlayerNode: @unchecked Sendable {
     public var rate: Float {
         get { rateValue.value }
         set {
-            rateValue.value = max(0.25, min(4, newValue.isFinite ? newValue : 1))
+            let rate = max(0.25, min(4, newValue.isFinite ? newValue : 1))
+            guard rate != rateValue.value else { return }
+            rateValue.value = rate
+            // What the ring holds was read at the old rate: read it again from the frame
+            // being heard, so the change is heard now rather than a ring later.
+            lock.withLock {
+                if seekRequest == nil, let p = position(consumed: ring?.framesRead ?? 0) { seekRequest = p }
+            }
             wake.signal()
         }
     }
@@ -69,6 +76,8 @@ public final class AudioPlayerNode: @unchecked Sendable {
     private var currentItemID: Int?
     private var reportedUnderruns = 0
     private(set) weak var engine: AudioEngine?
+    /// Tests only: seconds the node's thread sleeps after each chunk, to play a slow decoder.
+    var chunkDelayForTesting = 0.0
     private var format: StreamDescription?
 
     public init() {}
@@ -90,8 +99,8 @@ public final class AudioPlayerNode: @unchecked Sendable {
             let body = try converter.convert(buffer)
             let tail = try converter.finish()
             converted = PCMBuffer(format: format, frameCapacity: body.frameLength + tail.frameLength)!
-            try Self.append(body, to: converted)
-            try Self.append(tail, to: converted)
+            Self.append(body, to: converted)
+            Self.append(tail, to: converted)
         }
         return enqueue(.buffer(converted, position: 0), length: Int64(converted.frameLength), completion: completion)
     }
@@ -223,6 +232,17 @@ public final class AudioPlayerNode: @unchecked Sendable {
         if offline && n > 0 { wake.signal() }     // real time: the node's thread polls instead of a lock here
     }
 
+    /// Waits (up to `timeout` seconds) until the ring holds `frames` frames or all that was
+    /// scheduled: a real-time device started after this does not begin with an underrun.
+    func waitUntilBuffered(frames: Int, timeout: Double) {
+        guard let ring else { return }
+        let deadline = Clock.nanoseconds + UInt64(timeout * 1e9)
+        while ring.readableFrames < min(frames, ring.capacity / 2) && hasPendingAudio.value && Clock.nanoseconds < deadline {
+            wake.signal()
+            dataSignal.wait(seconds: 0.005)
+        }
+    }
+
     /// True when nothing is left to render: no pending items and an empty ring.
     var isIdle: Bool {
         !hasPendingAudio.value && (ring?.readableFrames ?? 0) == 0
@@ -316,12 +336,20 @@ public final class AudioPlayerNode: @unchecked Sendable {
                 if wrote {
                     dataSignal.signal()
                     progressed = true
+                    if chunkDelayForTesting > 0 { Clock.sleep(seconds: chunkDelayForTesting) }
                 }
             }
 
             // Items whose last frame was rendered: completion, then the next item's start.
             let consumed = ring.framesRead
             lock.withLock {
+                while let first = items.first, let end = first.ringEnd, consumed >= end {
+                    if !first.started { events.append(.itemStarted(first.id)) }
+                    items.removeFirst()
+                    events.append(.itemEnded(first.id))
+                    if let c = first.completion { completions.append(c) }
+                    if currentItemID == first.id { currentItemID = items.first?.id }
+                }
                 if let p = position(consumed: consumed), p.item != currentItemID {
                     currentItemID = p.item
                 }
@@ -330,13 +358,6 @@ public final class AudioPlayerNode: @unchecked Sendable {
                 {
                     items[i].started = true
                     events.append(.itemStarted(id))
-                }
-                while let first = items.first, let end = first.ringEnd, consumed >= end {
-                    if !first.started { events.append(.itemStarted(first.id)) }
-                    items.removeFirst()
-                    events.append(.itemEnded(first.id))
-                    if let c = first.completion { completions.append(c) }
-                    if currentItemID == first.id { currentItemID = items.first?.id }
                 }
                 while chunks.count > 1 && chunks[1].ringStart <= consumed && chunks[0].ringEnd <= consumed {
                     chunks.removeFirst()
@@ -420,16 +441,13 @@ public final class AudioPlayerNode: @unchecked Sendable {
         item.ringEnd = nil
     }
 
-    private static func append(_ source: PCMBuffer, to dest: PCMBuffer) throws(AudioError) {
-        let n = source.frameLength
+    /// Appends an interleaved buffer's frames to another of the same format.
+    private static func append(_ source: PCMBuffer, to dest: PCMBuffer) {
+        let n = source.frameLength * source.channelCount
+        let at = dest.frameLength * dest.channelCount
         source.withUnsafeMutableSamples(Float.self) { s in
-            dest.withUnsafeMutableSamples(Float.self) { d in
-                for c in 0..<dest.channelCount {
-                    let si = source.channelStart(c), di = dest.channelStart(c) + dest.frameLength
-                    for i in 0..<n { d[di + i] = s[si + i] }
-                }
-            }
+            dest.withUnsafeMutableSamples(Float.self) { d in (d.baseAddress! + at).update(from: s.baseAddress!, count: n) }
         }
-        dest.frameLength += n
+        dest.frameLength += source.frameLength
     }
 }

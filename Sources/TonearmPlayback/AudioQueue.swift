@@ -124,7 +124,11 @@ public final class AudioQueue: @unchecked Sendable {
         unit = OutputUnit(backend: backend, options: options)
         unit.streamFormat = output
         ring = SampleRing(channels: channels, minimumFrames: max(8192, Int(format.sampleRate / 2)))
-        thread = PlaybackThread(name: "tonearm-queue") { [unowned self] in run() }
+        // The thread holds the queue only for one step at a time, so dropping the queue ends it.
+        thread = PlaybackThread(name: "tonearm-queue") { [weak self] in
+            var wasRunning = false
+            while let queue = self, queue.step(&wasRunning) {}
+        }
     }
 
     deinit { dispose() }
@@ -169,8 +173,7 @@ public final class AudioQueue: @unchecked Sendable {
         let playing = self.playing, running = self.running, stopping = self.stopping
         let gain = self.gain, underruns = self.underrunCount, pendingAudio = self.pendingAudio
         let dataSignal = self.dataSignal, wake = self.wake
-        let unit = self.unit
-        unit.setRenderCallback { flags, _, frames, data in
+        unit.setRenderCallback { [weak unit] flags, _, frames, data in
             guard playing.value else {
                 if offline { Clock.sleep(seconds: 0.005) }     // paused: the virtual clock idles
                 flags.insert(.outputIsSilence)
@@ -189,7 +192,7 @@ public final class AudioQueue: @unchecked Sendable {
             if n < frames {
                 if stopping.value && !pendingAudio.value {
                     running.value = false      // played out: stop after this buffer
-                    unit.stop(drain: true)
+                    unit?.stop(drain: true)
                 } else if running.value && playing.value {
                     underruns.add(1)
                 }
@@ -287,9 +290,9 @@ public final class AudioQueue: @unchecked Sendable {
 
     // MARK: The queue's thread: decode into the ring, hand back played buffers.
 
-    private func run() {
-        var wasRunning = false
-        while true {
+    /// One turn of the queue's thread; false when the queue is disposed.
+    private func step(_ wasRunning: inout Bool) -> Bool {
+        do {
             var done: [AudioQueueBuffer] = []
             var progressed = false
             let goOn = lock.withLock { () -> Bool in
@@ -337,7 +340,7 @@ public final class AudioQueue: @unchecked Sendable {
                 }
                 return true
             }
-            guard goOn else { break }
+            guard goOn else { return false }
             if progressed { dataSignal.signal() }
             for buffer in done { callback(self, buffer) }
             let nowRunning = running.value
@@ -348,5 +351,6 @@ public final class AudioQueue: @unchecked Sendable {
             wasRunning = nowRunning
             if !progressed && done.isEmpty { wake.wait(seconds: 0.005) }
         }
+        return true
     }
 }

@@ -66,8 +66,9 @@ public final class OutputUnit: @unchecked Sendable {
         didSet { precondition(stream == nil, "set the stream format before initialize()") }
     }
 
-    /// Called on the device thread if the device fails while running.
-    public var onError: ((AudioError) -> Void)?
+    /// Called on the device thread when the unit stops by itself, after the last buffer was
+    /// written: `stop()` from inside the render callback (nil), or the device failed (the error).
+    public var onEnd: ((AudioError?) -> Void)?
 
     /// The name of the backend that opened, once initialized.
     public private(set) var backendName: String?
@@ -154,7 +155,7 @@ public final class OutputUnit: @unchecked Sendable {
         let count = bufferCount
         let running = self.running
         running.value = true
-        let onError = self.onError
+        let onEnd = self.onEnd
         try stream.start(render: { frames, out, sampleTime in
             let bytes = frames * clientFrameBytes
             if copier.isIdentity {
@@ -175,7 +176,7 @@ public final class OutputUnit: @unchecked Sendable {
             return running.value
         }, onEnd: { error in
             running.value = false
-            if let error { onError?(error) }
+            onEnd?(error)
         })
     }
 

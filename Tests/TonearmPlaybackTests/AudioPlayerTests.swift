@@ -27,6 +27,16 @@ func decodedFloats(_ path: String) throws -> [Float] {
     return bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
 }
 
+/// Compares sample arrays without printing them: the first difference, if any.
+func assertSamples(_ got: [Float], _ expected: [Float], _ what: String = "", file: StaticString = #filePath, line: UInt = #line) {
+    if got.count != expected.count {
+        XCTFail("\(what): \(got.count) samples, expected \(expected.count)", file: file, line: line)
+    }
+    if let i = (0..<min(got.count, expected.count)).first(where: { got[$0] != expected[$0] }) {
+        XCTFail("\(what): sample \(i) is \(got[i]), expected \(expected[i])", file: file, line: line)
+    }
+}
+
 final class AudioPlayerNullSinkTests: XCTestCase {
     let sample = packageRoot + "/Samples/tone-stereo.wav"
 
@@ -40,7 +50,7 @@ final class AudioPlayerNullSinkTests: XCTestCase {
         let source = try decodedFloats(sample)
         let got = capture.all
         XCTAssertGreaterThanOrEqual(got.count, source.count)
-        XCTAssertEqual(Array(got.prefix(source.count)), source)
+        assertSamples(Array(got.prefix(source.count)), source)
         XCTAssertTrue(got.dropFirst(source.count).allSatisfy { $0 == 0 })
         XCTAssertEqual(player.underruns, 0)
         XCTAssertEqual(events.all.first, .started)
@@ -76,7 +86,7 @@ final class GaplessAndTransportTests: XCTestCase {
         XCTAssertTrue(player.waitUntilEnded(timeout: 30))
         let whole = try decodedFloats(dir + "whole.wav")
         let got = Array(capture.all.prefix(whole.count))
-        XCTAssertEqual(got, whole, "the two halves render as the whole, sample for sample")
+        assertSamples(got, whole, "the two halves render as the whole, sample for sample")
         // And the largest step anywhere in the left channel is the sine's own.
         let left = stride(from: 0, to: got.count, by: 2).map { got[$0] }
         let steps = zip(left, left.dropFirst()).map { abs($1 - $0) }
@@ -95,7 +105,7 @@ final class GaplessAndTransportTests: XCTestCase {
         p1.volume = 0.5
         try p1.play()
         XCTAssertTrue(p1.waitUntilEnded(timeout: 30))
-        XCTAssertEqual(Array(quiet.all.prefix(source.count)), source.map { $0 * 0.5 })
+        assertSamples(Array(quiet.all.prefix(source.count)), source.map { $0 * 0.5 }, "volume")
         // Rate 2: half the frames (within the filter's reach), the same tone an octave up.
         let fast = Capture()
         let p2 = try AudioPlayer(paths: [path], backend: NullOutputBackend(tap: fast.tap))
@@ -107,11 +117,42 @@ final class GaplessAndTransportTests: XCTestCase {
         // Seek before playing: starts exactly at the frame.
         let sought = Capture()
         let p3 = try AudioPlayer(paths: [path], backend: NullOutputBackend(tap: sought.tap))
-        p3.seek(to: 0.5)
+        p3.seek(to: 0.2)
         try p3.play()
         XCTAssertTrue(p3.waitUntilEnded(timeout: 30))
-        let from = Int(0.5 * p3.outputFormat.sampleRate) * 2
-        XCTAssertEqual(Array(sought.all.prefix(source.count - from)), Array(source[from...]))
+        let from = Int(0.2 * p3.outputFormat.sampleRate) * 2
+        assertSamples(Array(sought.all.prefix(source.count - from)), Array(source[from...]), "seek")
+    }
+
+    /// A seek while playing on a real-time sink: what plays next is the file from exactly that
+    /// frame, and the time reported follows.
+    func testSeekWhilePlayingLandsOnTheFrame() throws {
+        guard let sox = which("sox") else { throw XCTSkip("sox is not installed") }
+        let path = NSTemporaryDirectory() + "tonearm-seek-\(getpid()).wav"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        XCTAssertEqual(runStatus(sox, ["-R", "-n", "-r", "44100", "-c", "2", "-b", "16", path, "synth", "3", "whitenoise", "vol", "0.5"]), 0)
+        let source = try decodedFloats(path)
+        let capture = Capture()
+        let player = try AudioPlayer(paths: [path], backend: NullOutputBackend(realtime: true, tap: capture.tap),
+                                     options: AudioOutputOptions(latency: 0.05))
+        try player.play()
+        Clock.sleep(seconds: 0.3)
+        XCTAssertEqual(player.currentTime, 0.3, accuracy: 0.15)
+        player.seek(to: 2.5)
+        Clock.sleep(seconds: 0.05)
+        XCTAssertEqual(player.currentTime, 2.5, accuracy: 0.1)
+        XCTAssertTrue(player.waitUntilEnded(timeout: 10))
+        let got = capture.all
+        let start = Int(2.5 * 44100) * 2
+        let target = Array(source[start..<(start + 2000)])
+        let landing = (0..<(got.count - 2000)).first { (i: Int) -> Bool in
+            got[i] == target[0] && Array(got[i..<(i + 2000)]) == target
+        }
+        XCTAssertNotNil(landing, "the samples from 2.5 s come out, sample for sample")
+        if let landing {
+            assertSamples(Array(got[..<min(landing, 22050)]), Array(source[..<min(landing, 22050)]), "before: from the start")
+            assertSamples(Array(got[landing..<min(got.count, landing + source.count - start)]), Array(source[start...]), "after")
+        }
     }
 
     /// Seed 004: raw s16le stereo 44.1 kHz from a file, pulled by a render callback that reads
