@@ -3,11 +3,13 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import TonearmConvert
 import TonearmCore
 import TonearmPlayback
 
 // The render paths measured. Each renders 8 periods of 512 frames to warm up, then 200 counted
-// periods, through its own CountingOutputBackend. To add one:
+// periods, through its own CountingOutputBackend (on a virtual clock, or paced to the wall clock
+// with `realtime: true`, where the render paths take their real-device branches). To add one:
 //
 //     Scenario("audioqueue-int16") { backend in
 //         let queue = ... // on `backend` (its `options` match the backend's period)
@@ -34,6 +36,33 @@ var allScenarios: [Scenario] { [
         try measureOutputUnit("outputunit-int16-to-float32-device", on: backend,
                               format: .int16(sampleRate: 44100, channels: 2), callback: int16SineCallback(channels: 2))
     },
+    Scenario("audioqueue-int16") { backend in
+        // Seed 002: the render path mixes the queue's ring; on a virtual clock it waits for the queue.
+        try measureAudioQueue("audioqueue-int16", on: backend)
+    },
+    Scenario("audioqueue-int16-realtime", backend: CountingOutputBackend(realtime: true)) { backend in
+        // On a real device the render path never waits: it mixes what is there.
+        try measureAudioQueue("audioqueue-int16-realtime", on: backend)
+    },
+    Scenario("audioengine-player-node") { backend in
+        // Seed 001: a scheduled buffer on a player node, node volume and mixer volume.
+        try measureEngine("audioengine-player-node", on: backend)
+    },
+    Scenario("audioengine-player-node-realtime", backend: CountingOutputBackend(realtime: true)) { backend in
+        try measureEngine("audioengine-player-node-realtime", on: backend)
+    },
+    Scenario("audioplayer-two-wav-files") { backend in
+        // `tonearm play a.wav b.wav`: the track change falls inside the measured periods.
+        let base = "/tmp/RenderAllocCheck-\(getpid())"
+        let paths = [base + "-a.wav", base + "-b.wav"]
+        defer { for p in paths { unlink(p) } }
+        let sine = Sine(sampleRate: 44100)
+        for p in paths { try writeSineWAV(p, frames: 66150, sine: sine) }    // 1.5 s each
+        let player = try AudioPlayer(paths: paths, backend: backend, options: backend.options)
+        try player.play()
+        backend.waitUntilMeasured(scenario: "audioplayer-two-wav-files")
+        player.stop()
+    },
     Scenario("control-allocating-callback", expectedPerRender: (1, 1)) { backend in
         // Builds an array every render: the counter must see one allocation and one free per render.
         let sine = Sine(sampleRate: 48000)
@@ -56,8 +85,8 @@ var allScenarios: [Scenario] { [
             _, _, _, _ in
             let aligned = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 64)
             aligned.deallocate()
-            free(realloc(calloc(4, 16), 128))
-            free(strdup(cText))
+            free(opaque(realloc(opaque(calloc(4, 16)), 128)))
+            free(opaque(strdup(cText)))
         }
     },
 ] }
@@ -74,6 +103,81 @@ func measureOutputUnit(_ name: String, on backend: CountingOutputBackend, format
     unit.stop()
     unit.uninitialize()
 }
+
+/// Plays Int16 stereo through an AudioQueue of three 16 KB buffers, refilled with a sine on the
+/// queue's thread.
+func measureAudioQueue(_ name: String, on backend: CountingOutputBackend) throws {
+    let sine = Sine(sampleRate: 44100)
+    let fill = { (buffer: AudioQueueBuffer) in
+        let samples = buffer.audioDataBytesCapacity / 4
+        fillInt16Sine(buffer.audioData.assumingMemoryBound(to: Int16.self), frames: samples, channels: 2, sine)
+        buffer.audioDataByteSize = samples * 4
+    }
+    let queue = try AudioQueue.newOutput(format: .int16(sampleRate: 44100, channels: 2), backend: backend,
+                                         options: backend.options) { queue, buffer in
+        fill(buffer)
+        try? queue.enqueue(buffer)
+    }
+    queue.volume = 0.8
+    for _ in 0..<3 {
+        let buffer = try queue.allocateBuffer(byteSize: 16384)
+        fill(buffer)
+        try queue.enqueue(buffer)
+    }
+    try queue.start()
+    backend.waitUntilMeasured(scenario: name)
+    queue.stop(immediately: true)
+    queue.dispose()
+}
+
+/// Plays four seconds of sine scheduled on a player node, as AudioPlayer sets an engine up.
+func measureEngine(_ name: String, on backend: CountingOutputBackend) throws {
+    let engine = AudioEngine(format: .float32(sampleRate: 48000, channels: 2), backend: backend, options: backend.options)
+    let node = AudioPlayerNode()
+    engine.attach(node)
+    let frames = 4 * 48000
+    let buffer = PCMBuffer(commonFormat: .float32, sampleRate: 48000, channels: 2, interleaved: true, frameCapacity: frames)
+    let sine = Sine(sampleRate: 48000)
+    buffer.withUnsafeMutableSamples(Float.self) { out in
+        for i in 0..<frames {
+            let v = sine.next()
+            out[2 * i] = v
+            out[2 * i + 1] = v
+        }
+    }
+    buffer.frameLength = frames
+    try node.scheduleBuffer(buffer)
+    node.volume = 0.8
+    engine.mainMixerNode.outputVolume = 0.9
+    engine.stopsWhenIdle = true
+    node.play()
+    try engine.start()
+    backend.waitUntilMeasured(scenario: name)
+    node.stop()
+    engine.stop()
+}
+
+/// Writes `frames` frames of Int16 stereo sine to a WAV file.
+func writeSineWAV(_ path: String, frames: Int, sine: Sine) throws {
+    let format = StreamDescription.int16(sampleRate: 44100, channels: 2)
+    let file = try ExtAudioFile.create(path: path, type: .wave, format: format)
+    let buffer = PCMBuffer(commonFormat: .int16, sampleRate: 44100, channels: 2, interleaved: true, frameCapacity: frames)
+    buffer.withUnsafeMutableSamples(Int16.self) { fillInt16Sine($0.baseAddress!, frames: frames, channels: 2, sine) }
+    buffer.frameLength = frames
+    try file.write(buffer)
+    try file.close()
+}
+
+func fillInt16Sine(_ out: UnsafeMutablePointer<Int16>, frames: Int, channels: Int, _ sine: Sine) {
+    for i in 0..<frames {
+        let v = Int16(sine.next() * 32767)
+        for c in 0..<channels { out[i * channels + c] = v }
+    }
+}
+
+/// Hides a pointer from the optimiser, which otherwise removes a C allocation freed unused.
+@_optimize(none)
+func opaque(_ p: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? { p }
 
 /// A 440 Hz sine at half scale, its phase kept between calls.
 final class Sine {
@@ -99,11 +203,7 @@ final class ArrayKeeper {
 func int16SineCallback(channels: Int) -> OutputUnit.RenderCallback {
     let sine = Sine(sampleRate: 44100)
     return { _, _, frames, data in
-        let out = data[0].baseAddress!.assumingMemoryBound(to: Int16.self)
-        for i in 0..<frames {
-            let v = Int16(sine.next() * 32767)
-            for c in 0..<channels { out[i * channels + c] = v }
-        }
+        fillInt16Sine(data[0].baseAddress!.assumingMemoryBound(to: Int16.self), frames: frames, channels: channels, sine)
     }
 }
 

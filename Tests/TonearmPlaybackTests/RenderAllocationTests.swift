@@ -44,16 +44,23 @@ final class RenderAllocationTests: XCTestCase {
             XCTAssertEqual(s.frees, frees * renders, "\(name): frees in the render path")
             if allocations == 0 {
                 XCTAssertEqual(s.bytes, 0, name)
-                // The path measured carried audio: the callback's sine reached the device.
-                XCTAssertEqual(s.audibleRenders, renders, name)
+                // The path measured carried audio (a render that underran on a busy machine
+                // may be silent on a real-time sink, so not necessarily every one).
+                XCTAssertGreaterThan(s.audibleRenders ?? 0, 0, name)
             }
         }
         let names = Set(scenarios.compactMap(\.scenario))
         // The paths this test was written for; new ones only add lines.
-        for required in ["outputunit-int16-interleaved", "outputunit-float32-planar",
-                         "outputunit-int16-to-float32-device", "control-allocating-callback", "control-c-allocations"]
+        for required in ["outputunit-int16-interleaved", "outputunit-float32-planar", "outputunit-int16-to-float32-device",
+                         "audioqueue-int16", "audioqueue-int16-realtime", "audioengine-player-node",
+                         "audioengine-player-node-realtime", "audioplayer-two-wav-files",
+                         "control-allocating-callback", "control-c-allocations"]
         {
             XCTAssertTrue(names.contains(required), "scenario \(required) did not run")
+        }
+        // OutputUnit's callbacks write a sine on every call: every render reached the device.
+        for s in scenarios where s.scenario?.hasPrefix("outputunit-") == true {
+            XCTAssertEqual(s.audibleRenders, 200, s.scenario ?? "?")
         }
         // The controls prove the counter sees what the render paths do not do.
         let control = scenarios.first { $0.scenario == "control-allocating-callback" }
