@@ -67,7 +67,8 @@ final class CoreAudioOutputStream: AudioOutputStream, @unchecked Sendable {
     /// What the callback does: render, play silence until the device has drained, or nothing.
     private let phase = Atomic<Int>(Phase.stopped)
     private let drainLeft = Atomic<Int>(0)
-    /// The render block returned false: `onEnd` runs once the device has drained.
+    /// The render block returned false (it ends, or it called `stop`): `onEnd` runs once the
+    /// device has drained, or at once after a stop without drain.
     private let endedByItself = Atomic<Bool>(false)
     /// The callback's thread while it runs (0 otherwise), so `stop` can tell it is called from it.
     private let callbackThread = Atomic<Int>(0)
@@ -148,8 +149,9 @@ final class CoreAudioOutputStream: AudioOutputStream, @unchecked Sendable {
             return
         }
         let current = phase.load(ordering: .acquiring)
-        guard current != Phase.stopped else { return }
-        if drain && current != Phase.stopping {
+        // A stream that ended by itself already chose to drain; a later stop only waits for it.
+        let playing = current == Phase.rendering || current == Phase.draining
+        if playing && (drain || endedByItself.load(ordering: .relaxed)) {
             if current == Phase.rendering { startDraining() }
             // Silence plays while the device empties; give it its latency and a little more.
             let deadline = Clock.nanoseconds + UInt64((Double(latencyFrames) / format.sampleRate + 0.5) * 1e9)
@@ -157,8 +159,10 @@ final class CoreAudioOutputStream: AudioOutputStream, @unchecked Sendable {
                 Clock.sleep(seconds: 0.005)
             }
         }
-        phase.store(Phase.stopping, ordering: .releasing)
-        AudioOutputUnitStop(unit)     // synchronous from any thread but the callback's
+        if phase.load(ordering: .acquiring) != Phase.stopped { phase.store(Phase.stopping, ordering: .releasing) }
+        // Synchronous from any thread but the callback's: no callback runs after it returns, not
+        // even the one that stopped the unit itself, so the caller may free what the block uses.
+        AudioOutputUnitStop(unit)
         phase.store(Phase.stopped, ordering: .releasing)
     }
 
@@ -183,12 +187,13 @@ final class CoreAudioOutputStream: AudioOutputStream, @unchecked Sendable {
                 let more = render(n, out + done * bytesPerFrame, Int64(rendered.load(ordering: .relaxed)))
                 rendered.wrappingAdd(n, ordering: .releasing)
                 done += n
-                if phase.load(ordering: .acquiring) != Phase.rendering { break }    // the block called stop
                 if !more {
+                    // The stream ends: drain, unless the block stopped it without draining.
                     endedByItself.store(true, ordering: .relaxed)
-                    startDraining()
+                    if phase.load(ordering: .acquiring) == Phase.rendering { startDraining() }
                     break
                 }
+                if phase.load(ordering: .acquiring) != Phase.rendering { break }    // the block called stop
             }
         }
         callbackThread.store(0, ordering: .releasing)
