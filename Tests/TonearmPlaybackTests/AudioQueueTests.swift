@@ -90,6 +90,91 @@ final class AudioQueueTests: XCTestCase {
         assertSamples(Array(capture.all.prefix(expected.count)), expected, "IMA4")
     }
 
+    /// Seed 002's radio player: bytes arrive in chunks, AudioFileStream finds MP3 packets, they
+    /// are copied with their descriptions into three rotating queue buffers, and the queue
+    /// decodes. The output equals the converter's decode of the same packets.
+    func testStreamedMP3PacketsThroughThreeBuffers() throws {
+        let path = packageRoot + "/Samples/tone-stereo.mp3"
+        let bytes = try readWholeFile(path)
+        let capture = Capture()
+        let free = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var queue: AudioQueue?
+        nonisolated(unsafe) var buffers: [AudioQueueBuffer] = []
+        nonisolated(unsafe) var current: AudioQueueBuffer?
+        let freeList = NSLock()
+        nonisolated(unsafe) var available: [AudioQueueBuffer] = []
+        let stopped = expectation(description: "stopped")
+        func takeBuffer() -> AudioQueueBuffer {
+            free.wait()
+            freeList.lock(); defer { freeList.unlock() }
+            return available.removeFirst()
+        }
+        func enqueueCurrent() throws {
+            guard let b = current, b.audioDataByteSize > 0 else { return }
+            try queue!.enqueue(b)
+            current = nil
+        }
+        let stream = AudioFileStream(fileTypeHint: nil, propertyListener: { stream, property, _ in
+            guard property == .readyToProducePackets, queue == nil else { return }
+            queue = try? AudioQueue.newOutput(format: try! stream.dataFormat, backend: NullOutputBackend(tap: capture.tap)) { _, buffer in
+                buffer.audioDataByteSize = 0
+                buffer.packetDescriptions = []
+                freeList.lock(); available.append(buffer); freeList.unlock()
+                free.signal()
+            }
+            queue!.isRunningListener = { if !$0 { stopped.fulfill() } }
+            for _ in 0..<3 {
+                let b = try! queue!.allocateBuffer(byteSize: 4096, packetDescriptionCapacity: 16)
+                buffers.append(b)
+                available.append(b)
+                free.signal()
+            }
+        }, packets: { _, count, data, descriptions in
+            for i in 0..<count {
+                let d = descriptions![i]
+                if current == nil { current = takeBuffer() }
+                if current!.audioDataByteSize + Int(d.dataByteSize) > current!.audioDataBytesCapacity
+                    || current!.packetDescriptions.count == current!.packetDescriptionCapacity
+                {
+                    try! enqueueCurrent()
+                    if !queue!.isRunning { try! queue!.start() }
+                    current = takeBuffer()
+                }
+                let b = current!
+                (b.audioData + b.audioDataByteSize).copyMemory(from: data.baseAddress! + Int(d.startOffset), byteCount: Int(d.dataByteSize))
+                b.packetDescriptions.append(PacketDescription(startOffset: Int64(b.audioDataByteSize),
+                                                              variableFramesInPacket: d.variableFramesInPacket,
+                                                              dataByteSize: d.dataByteSize))
+                b.audioDataByteSize += Int(d.dataByteSize)
+            }
+        })
+        var at = 0
+        while at < bytes.count {
+            let n = min(1500, bytes.count - at)     // network-sized pieces
+            try stream.parse(bytes[at..<(at + n)])
+            at += n
+        }
+        try stream.parse(nil)
+        try enqueueCurrent()
+        queue!.stop(immediately: false)
+        wait(for: [stopped], timeout: 30)
+        XCTAssertEqual(buffers.count, 3)
+        XCTAssertEqual(queue!.underruns, 0)
+
+        // The same packets through one converter.
+        let file = try AudioFile(path: path)
+        let format = try file.dataFormat
+        let (data, descriptions) = try file.readPacketData(startingAt: 0, count: Int(try file.audioDataPacketCount))
+        let converter = try AudioConverter(from: format, to: .float32(sampleRate: format.sampleRate,
+                                                                      channels: format.channelsPerFrame, interleaved: true))
+        var out: [UInt8] = []
+        try converter.convert(packets: data, count: descriptions!.count, descriptions: descriptions, into: &out)
+        try converter.finish(into: &out)
+        let expected = out.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        XCTAssertGreaterThan(expected.count, 40000)
+        assertSamples(Array(capture.all.prefix(expected.count)), expected, "MP3 through the queue")
+    }
+
     func testRejectsForeignAndEmptyBuffers() throws {
         let format = StreamDescription.int16(sampleRate: 8000, channels: 1)
         let a = try AudioQueue.newOutput(format: format, backend: NullOutputBackend()) { _, _ in }
