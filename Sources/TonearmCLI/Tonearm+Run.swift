@@ -1,6 +1,6 @@
 import Tonearm
 
-/// The `tonearm` command line: afinfo, afconvert and (later) afplay in one tool.
+/// The `tonearm` command line: afinfo, afconvert and afplay in one tool.
 public enum TonearmCommand {
     public static let usage = """
         usage: tonearm COMMAND [OPTIONS] ARGS…
@@ -10,6 +10,7 @@ public enum TonearmCommand {
           packets FILE [--json] [--limit N]   list the packets: index, offset, size, frames, pts
           formats [--json]                    the file types Tonearm reads and writes
           convert IN OUT [-f TYPE] [-d FMT]   convert a file, as afconvert does
+          play FILE… [-v VOL] [-t SECS]       play files gaplessly, as afplay does
           demo                                inspect and convert the bundled samples
 
         Run 'tonearm COMMAND --help' for a command's options.
@@ -31,6 +32,7 @@ public enum TonearmCommand {
             case "formats": return try FormatsCommand.run(rest, console: console)
             case "convert": return try ConvertCommand.run(rest, console: console)
             case "demo": return try DemoCommand.run(rest, console: console)
+            case "play": return try PlayCommand.run(rest, console: console)
             case "-h", "--help", "help":
                 console.print(usage)
                 return 0
