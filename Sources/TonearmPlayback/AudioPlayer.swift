@@ -111,9 +111,11 @@ public final class AudioPlayer: @unchecked Sendable {
     public var currentTrack: Int { lock.withLock { current } }
     /// Seconds into the current track, as heard (the device's buffer accounted for).
     public var currentTime: Double {
-        guard let p = node.playbackPosition else { return lock.withLock { ended } ? tracks[tracks.count - 1].duration : 0 }
-        let buffered = max(0, engine.renderedFrames - engine.framesPlayed)
-        return max(0, Double(p.frame - buffered) / engine.format.sampleRate)
+        let buffered = Int(max(0, engine.renderedFrames - engine.framesPlayed))
+        guard let p = node.playbackPosition(delayedBy: buffered) else {
+            return lock.withLock { ended } ? tracks[tracks.count - 1].duration : 0
+        }
+        return Double(p.frame) / engine.format.sampleRate
     }
     /// Output seconds played since `play()`, across tracks (rate-scaled time is output time).
     public var playedTime: Double {

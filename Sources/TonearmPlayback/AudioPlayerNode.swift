@@ -40,7 +40,10 @@ public final class AudioPlayerNode: @unchecked Sendable {
             // What the ring holds was read at the old rate: read it again from the frame
             // being heard, so the change is heard now rather than a ring later.
             lock.withLock {
-                if seekRequest == nil, let p = position(consumed: ring?.framesRead ?? 0) { seekRequest = p }
+                if seekRequest == nil, let p = position(consumed: ring?.framesRead ?? 0) {
+                    seekRequest = p
+                    refilling.value = true
+                }
             }
             wake.signal()
         }
@@ -61,6 +64,9 @@ public final class AudioPlayerNode: @unchecked Sendable {
     private let underrunCount = AtomicCounter()
     /// True while some scheduled audio has not been written to the ring yet.
     let hasPendingAudio = AtomicFlag()
+    /// True from a seek until its first chunk is in the ring: the ring is empty on purpose then,
+    /// which is not an underrun.
+    private let refilling = AtomicFlag()
     let dataSignal = WakeSignal()
     private(set) var ring: SampleRing?
 
@@ -181,13 +187,18 @@ public final class AudioPlayerNode: @unchecked Sendable {
         lock.withLock {
             guard let id = currentItemID ?? items.first?.id else { return }
             seekRequest = (id, max(0, frame))
+            refilling.value = true
         }
         wake.signal()
     }
 
     /// The item now playing, and the frame of it (at the engine's rate) that was just rendered.
-    public var playbackPosition: (item: Int, frame: Int64)? {
-        lock.withLock { position(consumed: ring?.framesRead ?? 0) }
+    public var playbackPosition: (item: Int, frame: Int64)? { playbackPosition(delayedBy: 0) }
+
+    /// The item and frame rendered `frames` frames ago: with the device's buffer as the delay,
+    /// what is being heard now. Right after a seek, the frame sought.
+    public func playbackPosition(delayedBy frames: Int) -> (item: Int, frame: Int64)? {
+        lock.withLock { position(consumed: max(0, (ring?.framesRead ?? 0) - max(0, frames))) }
     }
 
     /// The length in engine-rate frames of a scheduled item still held by the node.
@@ -228,7 +239,7 @@ public final class AudioPlayerNode: @unchecked Sendable {
             dataSignal.wait(seconds: 0.01)
             n += ring.mix(into: out + n * channels, frames: frames - n, gain: gain.value)
         }
-        if n < frames && hasPendingAudio.value { underrunCount.add(1) }
+        if n < frames && hasPendingAudio.value && !refilling.value { underrunCount.add(1) }
         if offline && n > 0 { wake.signal() }     // real time: the node's thread polls instead of a lock here
     }
 
@@ -275,6 +286,8 @@ public final class AudioPlayerNode: @unchecked Sendable {
     }
 
     private static let chunkFrames = 2048
+    /// Frames of played chunks kept for delayed position lookups: more than any device buffer.
+    private static let positionHistory = 1 << 18
 
     private func run() {
         guard let ring, let format else { return }
@@ -334,6 +347,7 @@ public final class AudioPlayerNode: @unchecked Sendable {
                 }
                 if let failure { events.append(.failed(failure.0, failure.1)) }
                 if wrote {
+                    if lock.withLock({ seekRequest == nil }) { refilling.value = false }
                     dataSignal.signal()
                     progressed = true
                     if chunkDelayForTesting > 0 { Clock.sleep(seconds: chunkDelayForTesting) }
@@ -359,7 +373,10 @@ public final class AudioPlayerNode: @unchecked Sendable {
                     items[i].started = true
                     events.append(.itemStarted(id))
                 }
-                while chunks.count > 1 && chunks[1].ringStart <= consumed && chunks[0].ringEnd <= consumed {
+                // Chunks stay a while after they play, for `playbackPosition(delayedBy:)`.
+                while chunks.count > 1 && chunks[1].ringStart <= consumed - Self.positionHistory
+                    && chunks[0].ringEnd <= consumed - Self.positionHistory
+                {
                     chunks.removeFirst()
                 }
                 let u = underrunCount.value

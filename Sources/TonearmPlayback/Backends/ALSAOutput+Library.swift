@@ -37,6 +37,13 @@ struct ALSALibrary: @unchecked Sendable {
         guard let lib = DynamicLibrary(fileName) else {
             return .failure(AudioError(.badDevice, "\(fileName) is not installed (apt-get install libasound2)"))
         }
+        // alsa-lib prints its own "ALSA lib …" lines on stderr for every failure; Tonearm's
+        // errors already carry snd_strerror's text, so a handler that prints nothing goes in.
+        typealias ErrorHandler = @convention(c) (UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, Int32,
+                                                 UnsafePointer<CChar>?) -> Void
+        if let setHandler = try? lib.function("snd_lib_error_set_handler", as: (@convention(c) (ErrorHandler?) -> Int32).self) {
+            _ = setHandler { _, _, _, _, _ in }
+        }
         do throws(AudioError) {
             return .success(try ALSALibrary(lib))
         } catch {
