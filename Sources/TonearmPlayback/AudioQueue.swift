@@ -225,15 +225,7 @@ public final class AudioQueue: @unchecked Sendable {
             running.value = false
             dataSignal.signal()
             unit.stop()
-            lock.withLock {
-                pending.removeAll()
-                inFlight.removeAll()
-                converted.removeAll()
-                convertingBuffer = nil
-                pendingAudio.value = false
-                ring.reset()
-                converter.reset()
-            }
+            dropQueued(outputStopped: true)
             isRunningListener?(false)
         } else {
             flush()
@@ -255,13 +247,20 @@ public final class AudioQueue: @unchecked Sendable {
 
     /// Drops every queued buffer without stopping (`AudioQueueReset`).
     public func reset() {
+        dropQueued(outputStopped: !running.value)
+    }
+
+    /// Forgets every queued and decoded buffer. With the output stopped the ring empties at
+    /// once; while it runs, the render thread skips what was written at its next call.
+    private func dropQueued(outputStopped: Bool) {
         lock.withLock {
             pending.removeAll()
             inFlight.removeAll()
             converted.removeAll()
+            convertedOffset = 0
             convertingBuffer = nil
             pendingAudio.value = false
-            ring.discardWritten()
+            if outputStopped { ring.reset() } else { ring.discardWritten() }
             converter.reset()
         }
     }

@@ -85,31 +85,32 @@ public final class SampleRing: @unchecked Sendable {
     /// count); returns how many were there. The render thread calls this.
     @discardableResult
     public func mix(into destination: UnsafeMutablePointer<Float>, frames: Int, gain: Float) -> Int {
-        applyDiscard()
-        let r = readPosition.load(ordering: .relaxed)
-        let n = min(frames, writePosition.load(ordering: .acquiring) - r)
-        guard n > 0 else { return 0 }
-        let start = r & mask
-        let first = min(n, capacity - start)
-        Self.addScaled(storage + start * channels, into: destination, count: first * channels, gain: gain)
-        if first < n {
-            Self.addScaled(storage, into: destination + first * channels, count: (n - first) * channels, gain: gain)
+        consume(frames) { source, offset, count in
+            Self.addScaled(source, into: destination + offset, count: count, gain: gain)
         }
-        readPosition.store(r + n, ordering: .releasing)
-        return n
     }
 
     /// Copies up to `frames` frames out; returns how many were there.
     @discardableResult
     public func read(into destination: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+        consume(frames) { source, offset, count in
+            (destination + offset).update(from: source, count: count)
+        }
+    }
+
+    /// Hands `body` the readable samples, in at most two runs (the ring wraps): the run's
+    /// start, its offset in samples from the first, and its length in samples. Then marks
+    /// them read.
+    @inline(__always)
+    private func consume(_ frames: Int, _ body: (UnsafePointer<Float>, Int, Int) -> Void) -> Int {
         applyDiscard()
         let r = readPosition.load(ordering: .relaxed)
         let n = min(frames, writePosition.load(ordering: .acquiring) - r)
         guard n > 0 else { return 0 }
         let start = r & mask
         let first = min(n, capacity - start)
-        destination.update(from: storage + start * channels, count: first * channels)
-        if first < n { (destination + first * channels).update(from: storage, count: (n - first) * channels) }
+        body(storage + start * channels, 0, first * channels)
+        if first < n { body(storage, first * channels, (n - first) * channels) }
         readPosition.store(r + n, ordering: .releasing)
         return n
     }

@@ -175,6 +175,28 @@ final class AudioQueueTests: XCTestCase {
         assertSamples(Array(capture.all.prefix(expected.count)), expected, "MP3 through the queue")
     }
 
+    /// reset() forgets what was queued (and decoded ahead); what is enqueued after plays.
+    func testResetForgetsQueuedBuffers() throws {
+        let capture = Capture()
+        let format = StreamDescription.int16(sampleRate: 8000, channels: 1)
+        let queue = try AudioQueue.newOutput(format: format, backend: NullOutputBackend(tap: capture.tap)) { _, _ in }
+        let stopped = expectation(description: "stopped")
+        queue.isRunningListener = { if !$0 { stopped.fulfill() } }
+        let a = try queue.allocateBuffer(byteSize: 2000), b = try queue.allocateBuffer(byteSize: 2000)
+        Self.fill(a, block: 0, frames: 1000, channels: 1)
+        try queue.enqueue(a)
+        Clock.sleep(seconds: 0.05)      // the queue's thread decodes it into the ring meanwhile
+        queue.reset()
+        Self.fill(b, block: 1, frames: 1000, channels: 1)
+        try queue.enqueue(b)
+        try queue.start()
+        queue.stop(immediately: false)
+        wait(for: [stopped], timeout: 10)
+        let heard = capture.all.filter { $0 != 0 }
+        XCTAssertEqual(heard.count, 1000)
+        XCTAssertTrue(heard.allSatisfy { $0 == Float(2000) / 32768 }, "only the buffer enqueued after the reset plays")
+    }
+
     func testRejectsForeignAndEmptyBuffers() throws {
         let format = StreamDescription.int16(sampleRate: 8000, channels: 1)
         let a = try AudioQueue.newOutput(format: format, backend: NullOutputBackend()) { _, _ in }
