@@ -226,8 +226,8 @@ public final class AudioPlayerNode: @unchecked Sendable {
         thread = nil
     }
 
-    /// Render thread: mixes `frames` frames into `out`; in offline mode waits for the
-    /// producer first, as no real time passes there.
+    /// Render thread: mixes `frames` frames into `out`. Offline (no real time passes) it waits
+    /// for the decoder to fill what the ring lacked, instead of underrunning.
     @inline(__always)
     func render(into out: UnsafeMutablePointer<Float>, frames: Int, offline: Bool, engineRunning: AtomicFlag) {
         guard playing.value, let ring else { return }
