@@ -286,6 +286,8 @@ public final class AudioPlayerNode: @unchecked Sendable {
     }
 
     private static let chunkFrames = 2048
+    /// How often a decoding thread with nothing to do looks again (queue and node threads).
+    static let pollInterval = 0.02
     /// Frames of played chunks kept for delayed position lookups: more than any device buffer.
     private static let positionHistory = 1 << 18
 
@@ -384,7 +386,9 @@ public final class AudioPlayerNode: @unchecked Sendable {
             }
             for e in events { onEvent?(e) }
             for c in completions { c() }
-            if !progressed { wake.wait(seconds: 0.005) }
+            // On a real device nothing wakes this thread (the render path takes no lock): it polls,
+            // often enough for a ring of a second and for completions to be on time.
+            if !progressed { wake.wait(seconds: Self.pollInterval) }
         }
     }
 

@@ -348,7 +348,7 @@ public final class AudioQueue: @unchecked Sendable {
                 isRunningListener?(false)
             }
             wasRunning = nowRunning
-            if !progressed && done.isEmpty { wake.wait(seconds: 0.005) }
+            if !progressed && done.isEmpty { wake.wait(seconds: AudioPlayerNode.pollInterval) }
         }
         return true
     }
