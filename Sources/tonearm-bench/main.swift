@@ -166,6 +166,13 @@ for (label, path) in [("128k", mp3), ("320k", mp3High)] {
                           referenceName: "mpg123 --float -e f32"))
     }
 }
+// Playback on the null sink's virtual clock: the decoder, the decoding thread, the ring and
+// the render thread, as fast as they go, against mpg123 decoding to its 'test' output.
+if let mpg123Tool {
+    cases.append(Case(name: "MP3 play 128k, null sink, \(seconds / 60) min",
+                      ours: [tonearm, "play", "--quiet", "--backend", "null", mp3],
+                      reference: [mpg123Tool, "-q", "-o", "test", mp3], referenceName: "mpg123 -o test"))
+}
 if let only { cases = cases.filter { $0.name.contains(only) } }
 
 print("")
