@@ -1,3 +1,4 @@
+import Synchronization
 import TonearmCore
 import TonearmFormats
 import TonearmConvert
@@ -40,7 +41,10 @@ public final class AudioPlayerNode: @unchecked Sendable {
             // What the ring holds was read at the old rate: read it again from the frame
             // being heard, so the change is heard now rather than a ring later.
             lock.withLock {
-                if seekRequest == nil, let p = position(consumed: ring?.framesRead ?? 0) {
+                // Nothing read yet: the decoding thread may still have the old rate in hand.
+                if seekRequest == nil,
+                   let p = position(consumed: ring?.framesRead ?? 0) ?? items.first.map({ (item: $0.id, frame: $0.read) })
+                {
                     seekRequest = p
                     refilling.value = true
                 }
@@ -68,6 +72,10 @@ public final class AudioPlayerNode: @unchecked Sendable {
     /// which is not an underrun.
     private let refilling = AtomicFlag()
     let dataSignal = WakeSignal()
+    /// Offline hand-off: the render thread waits for a chunk, or the node's thread waits for
+    /// room. Each side signals the other only when it is waiting.
+    private let consumerWaiting = AtomicFlag()
+    private let producerWaiting = AtomicFlag()
     private(set) var ring: SampleRing?
 
     // The node thread's state, guarded by `lock`.
@@ -176,6 +184,7 @@ public final class AudioPlayerNode: @unchecked Sendable {
             seekRequest = nil
             currentItemID = nil
             hasPendingAudio.value = false
+            refilling.value = false
             ring?.discardWritten()
         }
         dataSignal.signal()
@@ -232,15 +241,42 @@ public final class AudioPlayerNode: @unchecked Sendable {
     func render(into out: UnsafeMutablePointer<Float>, frames: Int, offline: Bool, engineRunning: AtomicFlag) {
         guard playing.value, let ring else { return }
         let channels = ring.channels
-        var n = ring.mix(into: out, frames: frames, gain: gain.value)
-        // Offline, no real time passes: wait for the decoder instead of underrunning.
-        while offline && n < frames && hasPendingAudio.value && playing.value && engineRunning.value {
-            wake.signal()
-            dataSignal.wait(seconds: 0.01)
-            n += ring.mix(into: out + n * channels, frames: frames - n, gain: gain.value)
+        var n = offline && refilling.value ? 0 : ring.mix(into: out, frames: frames, gain: gain.value)
+        if offline {
+            // No real time passes: wait for the decoder instead of underrunning. The flag is
+            // set before looking again, so a chunk written meanwhile either is seen or signals.
+            while n < frames {
+                // A seek (or rate change) not yet applied: what the ring holds is stale.
+                if refilling.value && playing.value && engineRunning.value {
+                    consumerWaiting.value = true
+                    wakeProducer()
+                    dataSignal.wait(seconds: 0.01)
+                    consumerWaiting.value = false
+                    continue
+                }
+                // The flag first, then the ring: a last chunk written before the decoder said
+                // "no more" is seen by this mix.
+                let more = hasPendingAudio.value
+                n += ring.mix(into: out + n * channels, frames: frames - n, gain: gain.value)
+                guard n < frames, more, playing.value, engineRunning.value else { break }
+                consumerWaiting.value = true
+                n += ring.mix(into: out + n * channels, frames: frames - n, gain: gain.value)
+                if n < frames {
+                    wakeProducer()
+                    dataSignal.wait(seconds: 0.01)
+                }
+                consumerWaiting.value = false
+            }
+            // The decoder sleeps while the ring is full; wake it once half has played.
+            if producerWaiting.value && ring.readableFrames <= ring.capacity / 2 { wakeProducer() }
         }
         if n < frames && hasPendingAudio.value && !refilling.value { underrunCount.add(1) }
-        if offline && n > 0 { wake.signal() }     // real time: the node's thread polls instead of a lock here
+    }
+
+    /// Offline only: a real-time render takes no lock, and the node's thread polls instead.
+    private func wakeProducer() {
+        producerWaiting.value = false
+        wake.signal()
     }
 
     /// Waits (up to `timeout` seconds) until the ring holds `frames` frames or all that was
@@ -350,7 +386,8 @@ public final class AudioPlayerNode: @unchecked Sendable {
                 if let failure { events.append(.failed(failure.0, failure.1)) }
                 if wrote {
                     if lock.withLock({ seekRequest == nil }) { refilling.value = false }
-                    dataSignal.signal()
+                    atomicMemoryFence(ordering: .sequentiallyConsistent)     // the chunk, then the flag
+                    if consumerWaiting.value { dataSignal.signal() }
                     progressed = true
                     if chunkDelayForTesting > 0 { Clock.sleep(seconds: chunkDelayForTesting) }
                 }
@@ -388,7 +425,11 @@ public final class AudioPlayerNode: @unchecked Sendable {
             for c in completions { c() }
             // On a real device nothing wakes this thread (the render path takes no lock): it polls,
             // often enough for a ring of a second and for completions to be on time.
-            if !progressed { wake.wait(seconds: Self.pollInterval) }
+            if !progressed {
+                producerWaiting.value = true
+                wake.wait(seconds: Self.pollInterval)
+                producerWaiting.value = false
+            }
         }
     }
 
@@ -397,7 +438,11 @@ public final class AudioPlayerNode: @unchecked Sendable {
     private func applySeek(_ request: (item: Int, frame: Int64), ring: SampleRing, events: inout [Event]) {
         ring.discardWritten()
         chunks.removeAll()
-        guard let at = items.firstIndex(where: { $0.id == request.item }) else { return }
+        defer { if !hasPendingAudio.value { refilling.value = false } }
+        guard let at = items.firstIndex(where: { $0.id == request.item }) else {
+            hasPendingAudio.value = items.contains { $0.ringEnd == nil }
+            return
+        }
         items.removeFirst(at)
         for i in items.indices {
             if i > 0 && items[i].read == 0 && items[i].ringEnd == nil { break }

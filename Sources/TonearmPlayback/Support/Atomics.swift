@@ -1,12 +1,14 @@
 import Synchronization
 
-/// A Boolean shared between a control thread and the render thread.
+/// A Boolean shared between a control thread and the render thread. Sequentially consistent,
+/// so that "set my flag, then look at yours" handshakes between two threads hold (on x86 a
+/// load stays a plain load).
 final class AtomicFlag: @unchecked Sendable {
     private let storage = Atomic<Bool>(false)
-    init(_ value: Bool = false) { storage.store(value, ordering: .relaxed) }
+    init(_ value: Bool = false) { storage.store(value, ordering: .sequentiallyConsistent) }
     var value: Bool {
-        get { storage.load(ordering: .acquiring) }
-        set { storage.store(newValue, ordering: .releasing) }
+        get { storage.load(ordering: .sequentiallyConsistent) }
+        set { storage.store(newValue, ordering: .sequentiallyConsistent) }
     }
 }
 
