@@ -180,23 +180,28 @@ public final class AudioQueue: @unchecked Sendable {
                 return
             }
             let out = data[0].baseAddress!.assumingMemoryBound(to: Float.self)
-            var n = ring.mix(into: out, frames: frames, gain: gain.value)
-            // Offline, no real time passes: wait for the app's next buffer instead of
-            // underrunning (taking what is there first, so its callback can fire).
-            while offline && n < frames && running.value && playing.value && !(stopping.value && !pendingAudio.value) {
-                wake.signal()
-                dataSignal.wait(seconds: 0.01)
+            var n = 0
+            while true {
+                // The flag first, then the ring: once the queue's thread says nothing is
+                // pending, everything it wrote before is seen by this mix.
+                let more = pendingAudio.value
                 n += ring.mix(into: out + n * channels, frames: frames - n, gain: gain.value)
-            }
-            if offline && n > 0 { wake.signal() }     // real time: the queue's thread polls instead of a lock here
-            if n < frames {
-                if stopping.value && !pendingAudio.value {
+                if n == frames { break }
+                if stopping.value && !more {
                     running.value = false      // played out: stop after this buffer
                     unit?.stop(drain: true)
-                } else if running.value && playing.value {
-                    underruns.add(1)
+                    break
                 }
+                // Offline, no real time passes: wait for the app's next buffer instead of
+                // underrunning (taking what is there first, so its callback can fire).
+                guard offline && running.value && playing.value else {
+                    if running.value && playing.value { underruns.add(1) }
+                    break
+                }
+                wake.signal()
+                dataSignal.wait(seconds: 0.01)
             }
+            if offline && n > 0 { wake.signal() }     // real time: the queue's thread polls instead of a lock here
         }
         startPosition = ring.framesRead
         stopping.value = false
