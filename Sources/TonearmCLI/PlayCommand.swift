@@ -26,6 +26,7 @@ enum PlayCommand {
           --backend NAME       alsa, pulse, file or null; by default the first that opens
           --output FILE.wav    write what would play into a WAV file (the file backend)
           --latency SECONDS    the device buffer to ask for (default 0.1)
+          --period FRAMES      frames rendered per device call (default: a quarter of the latency)
           --realtime           with --backend null: keep time as a device would, to try
                                the status line and keys without sound
           --list-devices       list each backend's devices, * marking the default
@@ -40,7 +41,7 @@ enum PlayCommand {
 
     static func run(_ args: [String], console: Console) throws -> Int32 {
         guard let a = try parse(args, spec: .init(flags: ["--list-devices", "--json", "--quiet", "--realtime"],
-                                                  options: ["-v", "-t", "-r", "-q", "--device", "--output", "--backend", "--latency"]),
+                                                  options: ["-v", "-t", "-r", "-q", "--device", "--output", "--backend", "--latency", "--period"]),
                                 help: help, console: console) else { return 0 }
         if a.has("--list-devices") {
             listDevices(json: a.has("--json"), console: console)
@@ -83,6 +84,12 @@ enum PlayCommand {
                     throw UsageError("--latency wants seconds from 0.001 to 10, not '\(l)'")
                 }
                 options.latency = x
+            }
+            if let p = a.value("--period") {
+                guard let x = Int(p), (16...65536).contains(x) else {
+                    throw UsageError("--period wants frames from 16 to 65536, not '\(p)'")
+                }
+                options.periodFrames = x
             }
             options.device = a.value("--device")
             quiet = a.has("--quiet")

@@ -187,7 +187,8 @@ public final class OutputUnit: @unchecked Sendable {
         stream?.stop(drain: drain)
     }
 
-    /// Closes the device (`AudioUnitUninitialize`); `initialize()` opens it again.
+    /// Closes the device (`AudioUnitUninitialize`); `initialize()` opens it again. Not from the
+    /// render callback: stop there, and uninitialize from another thread.
     public func uninitialize() {
         stop()
         if let s = stream as? WriterOutputStream { s.close() }

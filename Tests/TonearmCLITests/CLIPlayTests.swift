@@ -249,6 +249,11 @@ final class CLIPlayTests: XCTestCase {
         XCTAssertTrue(got.elementsEqual(whole.prefix(got.count)))
         // A limit past the end changes nothing.
         assertPadded(try play([stereoWAV, "-t", "100"]), try decode(stereoWAV).samples)
+        // --period sets the frames per device call: the limit lands on a 512-frame boundary.
+        let small = try play([stereoWAV, stereoMP3, "-t", "0.5", "--period", "512"])
+        XCTAssertEqual(small.count / 2, 44 * 512)
+        XCTAssertTrue(small.elementsEqual(whole.prefix(small.count)))
+        XCTAssertEqual(tonearm(["play", "--backend", "null", "--period", "8", stereoWAV]).code, 64)
     }
 
     /// -r 2 plays 1 s of queue in 0.5 s of output: 22050 frames (21 periods), the tones an
