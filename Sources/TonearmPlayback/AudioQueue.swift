@@ -62,6 +62,9 @@ public final class AudioQueue: @unchecked Sendable {
     public let format: StreamDescription
     /// Called on the queue's thread when `isRunning` changes (`kAudioQueueProperty_IsRunning`).
     public var isRunningListener: (@Sendable (Bool) -> Void)?
+    /// Called on the queue's thread when an enqueued buffer cannot be decoded (descriptions
+    /// pointing outside it, data the codec refuses): it plays as nothing and still comes back.
+    public var onDecodeError: (@Sendable (AudioError) -> Void)?
 
     /// Linear gain, 0 … 1 (`kAudioQueueParam_Volume`).
     public var volume: Float {
@@ -296,65 +299,67 @@ public final class AudioQueue: @unchecked Sendable {
 
     /// One turn of the queue's thread; false when the queue is disposed.
     private func step(_ wasRunning: inout Bool) -> Bool {
-        do {
-            var done: [AudioQueueBuffer] = []
-            var progressed = false
-            let goOn = lock.withLock { () -> Bool in
-                guard alive else { return false }
-                // Decode the next buffer when the last one is all in the ring.
-                if converted.count == convertedOffset, !pending.isEmpty {
-                    let next = pending.removeFirst()
-                    converted.removeAll(keepingCapacity: true)
-                    convertedOffset = 0
-                    if let buffer = next.buffer {
-                        do throws(AudioError) {
-                            let raw = UnsafeRawBufferPointer(start: buffer.audioData, count: buffer.audioDataByteSize)
-                            let count = next.descriptions?.count ?? buffer.audioDataByteSize / max(1, Int(format.bytesPerPacket))
-                            try converter.convert(packets: raw, count: count, descriptions: next.descriptions, into: &converted)
-                        } catch {
-                            converted.removeAll()     // a bad buffer plays as nothing
-                        }
-                        convertingBuffer = buffer
-                    } else {
-                        try? converter.finish(into: &converted)
+        var done: [AudioQueueBuffer] = []
+        var progressed = false
+        var failure: AudioError?
+        let goOn = lock.withLock { () -> Bool in
+            guard alive else { return false }
+            // Decode the next buffer when the last one is all in the ring.
+            if converted.count == convertedOffset, !pending.isEmpty {
+                let next = pending.removeFirst()
+                converted.removeAll(keepingCapacity: true)
+                convertedOffset = 0
+                if let buffer = next.buffer {
+                    do throws(AudioError) {
+                        let raw = UnsafeRawBufferPointer(start: buffer.audioData, count: buffer.audioDataByteSize)
+                        let count = next.descriptions?.count ?? buffer.audioDataByteSize / max(1, Int(format.bytesPerPacket))
+                        try converter.convert(packets: raw, count: count, descriptions: next.descriptions, into: &converted)
+                    } catch {
+                        converted.removeAll()     // a bad buffer plays as nothing, and is reported
                         converter.reset()
-                        convertingBuffer = nil
+                        failure = error
                     }
-                    progressed = true
-                }
-                // Copy what fits into the ring.
-                let frameBytes = channels * 4
-                if convertedOffset < converted.count {
-                    let frames = (converted.count - convertedOffset) / frameBytes
-                    let n = converted.withUnsafeBytes { raw in
-                        ring.write((raw.baseAddress! + convertedOffset).assumingMemoryBound(to: Float.self), frames: frames)
-                    }
-                    convertedOffset += n * frameBytes
-                    if n > 0 { progressed = true }
-                }
-                if convertedOffset >= converted.count, let b = convertingBuffer {
-                    inFlight.append((b, ring.framesWritten))
+                    convertingBuffer = buffer
+                } else {
+                    try? converter.finish(into: &converted)
+                    converter.reset()
                     convertingBuffer = nil
                 }
-                pendingAudio.value = !pending.isEmpty || convertedOffset < converted.count
-                // Buffers whose every frame was rendered go back to the app, in order.
-                let consumed = ring.framesRead
-                while let first = inFlight.first, consumed >= first.ringEnd {
-                    done.append(inFlight.removeFirst().buffer)
+                progressed = true
+            }
+            // Copy what fits into the ring.
+            let frameBytes = channels * 4
+            if convertedOffset < converted.count {
+                let frames = (converted.count - convertedOffset) / frameBytes
+                let n = converted.withUnsafeBytes { raw in
+                    ring.write((raw.baseAddress! + convertedOffset).assumingMemoryBound(to: Float.self), frames: frames)
                 }
-                return true
+                convertedOffset += n * frameBytes
+                if n > 0 { progressed = true }
             }
-            guard goOn else { return false }
-            if progressed { dataSignal.signal() }
-            for buffer in done { callback(self, buffer) }
-            let nowRunning = running.value
-            if wasRunning && !nowRunning && stopping.value {
-                stopping.value = false
-                isRunningListener?(false)
+            if convertedOffset >= converted.count, let b = convertingBuffer {
+                inFlight.append((b, ring.framesWritten))
+                convertingBuffer = nil
             }
-            wasRunning = nowRunning
-            if !progressed && done.isEmpty { wake.wait(seconds: AudioPlayerNode.pollInterval) }
+            pendingAudio.value = !pending.isEmpty || convertedOffset < converted.count
+            // Buffers whose every frame was rendered go back to the app, in order.
+            let consumed = ring.framesRead
+            while let first = inFlight.first, consumed >= first.ringEnd {
+                done.append(inFlight.removeFirst().buffer)
+            }
+            return true
         }
+        guard goOn else { return false }
+        if progressed { dataSignal.signal() }
+        if let failure { onDecodeError?(failure) }
+        for buffer in done { callback(self, buffer) }
+        let nowRunning = running.value
+        if wasRunning && !nowRunning && stopping.value {
+            stopping.value = false
+            isRunningListener?(false)
+        }
+        wasRunning = nowRunning
+        if !progressed && done.isEmpty { wake.wait(seconds: AudioPlayerNode.pollInterval) }
         return true
     }
 }

@@ -197,6 +197,28 @@ final class AudioQueueTests: XCTestCase {
         XCTAssertTrue(heard.allSatisfy { $0 == Float(2000) / 32768 }, "only the buffer enqueued after the reset plays")
     }
 
+    /// A buffer whose descriptions point outside it plays as nothing, is reported with its
+    /// code, and still comes back to be refilled.
+    func testUndecodableBufferIsReportedAndReturned() throws {
+        let file = try AudioFile(path: packageRoot + "/Samples/tone-stereo.mp3")
+        let errors = Recorder(), returned = Recorder()
+        let queue = try AudioQueue.newOutput(format: try file.dataFormat, backend: NullOutputBackend()) { _, buffer in
+            returned.add(buffer.userData)
+        }
+        queue.onDecodeError = { errors.add(Int($0.code.rawValue)) }
+        let buffer = try queue.allocateBuffer(byteSize: 1000, packetDescriptionCapacity: 1)
+        buffer.audioDataByteSize = 1000
+        buffer.userData = 7
+        try queue.enqueue(buffer, packetDescriptions: [PacketDescription(startOffset: 900, variableFramesInPacket: 0,
+                                                                            dataByteSize: 417)])
+        try queue.start()
+        let deadline = Date().addingTimeInterval(10)
+        while returned.all.isEmpty && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        queue.dispose()
+        XCTAssertEqual(errors.all, [Int(AudioError.Code.invalidPacketOffset.rawValue)])
+        XCTAssertEqual(returned.all, [7])
+    }
+
     func testRejectsForeignAndEmptyBuffers() throws {
         let format = StreamDescription.int16(sampleRate: 8000, channels: 1)
         let a = try AudioQueue.newOutput(format: format, backend: NullOutputBackend()) { _, _ in }
