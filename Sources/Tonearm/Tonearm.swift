@@ -3,3 +3,4 @@
 @_exported import TonearmCodecs
 @_exported import TonearmConvert
 @_exported import TonearmPlayback
+@_exported import TonearmStreaming

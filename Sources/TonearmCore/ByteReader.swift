@@ -140,11 +140,7 @@ public struct ByteReader: Sendable {
 /// Text from a tag: up to the first NUL, UTF-8 when valid, otherwise Latin-1.
 public func decodeText(_ raw: [UInt8]) -> String {
     let end = raw.firstIndex(of: 0) ?? raw.count
-    let bytes = raw[..<end]
-    if let s = String(validating: bytes, as: UTF8.self) { return s }
-    var s = ""
-    s.unicodeScalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
-    return s
+    return decodeText(raw[..<end], fallback: .latin1)
 }
 
 /// Appends fixed-width integers to a byte array, for writers.
