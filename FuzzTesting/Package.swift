@@ -28,5 +28,7 @@ let package = Package(
                           swiftSettings: fuzzSettings),
         .executableTarget(name: "FuzzOgg", dependencies: ["FuzzSupport", .product(name: "Tonearm", package: root)],
                           swiftSettings: fuzzSettings),
+        .executableTarget(name: "FuzzStreaming", dependencies: ["FuzzSupport", .product(name: "Tonearm", package: root)],
+                          swiftSettings: fuzzSettings),
     ]
 )
