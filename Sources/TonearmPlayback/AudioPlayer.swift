@@ -79,8 +79,10 @@ public final class AudioPlayer: @unchecked Sendable {
     {
         guard !paths.isEmpty else { throw AudioError(.illegalOperation, "no files to play") }
         var tracks: [Track] = []
+        var files: [ExtAudioFile] = []
         for path in paths {
             let file = try ExtAudioFile.open(path: path)
+            files.append(file)
             let info = try? file.file.infoDictionary
             let name = path.split(separator: "/").last.map(String.init) ?? path
             let stem = name.contains(".") ? String(name[..<name.lastIndex(of: ".")!]) : name
@@ -95,9 +97,9 @@ public final class AudioPlayer: @unchecked Sendable {
         engine = AudioEngine(format: .float32(sampleRate: first.sampleRate, channels: channels),
                              backend: backend, options: options)
         engine.attach(node)
-        for (index, track) in tracks.enumerated() {
-            let id = try node.scheduleFile(track.path)
-            itemTrack[id] = index
+        // The files opened above are played as they are: an MP3 is not scanned a second time.
+        for (index, file) in files.enumerated() {
+            itemTrack[try node.scheduleSegment(file)] = index
         }
     }
 

@@ -122,7 +122,7 @@ public final class AudioPlayerNode: @unchecked Sendable {
     /// Plays a whole file after what is already scheduled (`scheduleFile`). Returns the item's ID.
     @discardableResult
     public func scheduleFile(_ path: String, completion: (@Sendable () -> Void)? = nil) throws(AudioError) -> Int {
-        try scheduleSegment(path, startingFrame: 0, frameCount: nil, completion: completion)
+        try scheduleSegment(ExtAudioFile.open(path: path), startingFrame: 0, frameCount: nil, completion: completion)
     }
 
     /// Plays `frameCount` frames (nil: to the end) of a file from `startingFrame`, counted at
@@ -131,8 +131,17 @@ public final class AudioPlayerNode: @unchecked Sendable {
     public func scheduleSegment(_ path: String, startingFrame: Int64, frameCount: Int64?,
                                 completion: (@Sendable () -> Void)? = nil) throws(AudioError) -> Int
     {
+        try scheduleSegment(ExtAudioFile.open(path: path), startingFrame: startingFrame, frameCount: frameCount,
+                            completion: completion)
+    }
+
+    /// The same for a file already open: the node takes it over (sets its client format, seeks
+    /// and reads it on the node's thread), so the caller must not use it any more.
+    @discardableResult
+    public func scheduleSegment(_ file: ExtAudioFile, startingFrame: Int64 = 0, frameCount: Int64? = nil,
+                                completion: (@Sendable () -> Void)? = nil) throws(AudioError) -> Int
+    {
         let format = try requireFormat()
-        let file = try ExtAudioFile.open(path: path)
         let fileRate = file.fileDataFormat.sampleRate
         try file.setClientDataFormat(format)
         let scale = format.sampleRate / fileRate
@@ -331,7 +340,6 @@ public final class AudioPlayerNode: @unchecked Sendable {
         guard let ring, let format else { return }
         let channels = Int(format.channelsPerFrame)
         let chunk = Self.chunkFrames
-        var block = [Float](repeating: 0, count: chunk * channels)
         var bytes: [UInt8] = []
         var varispeed: Varispeed?
         while true {
@@ -363,7 +371,7 @@ public final class AudioPlayerNode: @unchecked Sendable {
                     guard let index = items.firstIndex(where: { $0.ringEnd == nil }) else { return false }
                     var got = 0
                     do throws(AudioError) {
-                        got = try read(&items[index], into: &block, frames: chunk, bytes: &bytes)
+                        got = try read(&items[index], frames: chunk, into: &bytes)
                     } catch { failure = (items[index].id, error) }
                     let item = items[index]
                     let done = failure != nil || got == 0 || item.read >= item.length
@@ -371,9 +379,9 @@ public final class AudioPlayerNode: @unchecked Sendable {
                     var produced = got
                     if let v = varispeed {
                         let flush = done && index == items.count - 1
-                        produced = block.withUnsafeBufferPointer { v.process($0.baseAddress!, frames: got, flush: flush, into: ring) }
+                        produced = bytes.withUnsafeBytes { v.process($0.bindMemory(to: Float.self), frames: got, flush: flush, into: ring) }
                     } else if got > 0 {
-                        block.withUnsafeBufferPointer { _ = ring.write($0.baseAddress!, frames: got) }
+                        bytes.withUnsafeBytes { _ = ring.write($0.bindMemory(to: Float.self).baseAddress!, frames: got) }
                     }
                     if produced > 0 || got > 0 {
                         chunks.append(Chunk(ringStart: ringStart, ringEnd: ringStart + produced, item: item.id,
@@ -471,27 +479,20 @@ public final class AudioPlayerNode: @unchecked Sendable {
         return (chunk.item, frame)
     }
 
-    /// Reads up to `frames` interleaved frames of the item into `block`.
-    private func read(_ item: inout Item, into block: inout [Float], frames: Int, bytes: inout [UInt8]) throws(AudioError) -> Int {
+    /// Reads up to `frames` interleaved Float32 frames of the item into `bytes` (replacing
+    /// what it held): a file decodes straight into it.
+    private func read(_ item: inout Item, frames: Int, into bytes: inout [UInt8]) throws(AudioError) -> Int {
+        bytes.removeAll(keepingCapacity: true)
         let want = Int(min(Int64(frames), item.length - item.read))
         guard want > 0 else { return 0 }
         var got = 0
         switch item.source {
         case .file(let file, _):
-            bytes.removeAll(keepingCapacity: true)
             got = try file.read(frames: want, into: &bytes)
-            let samples = got * (block.count / frames)
-            bytes.withUnsafeBytes { raw in
-                block.withUnsafeMutableBufferPointer { $0.baseAddress!.update(from: raw.bindMemory(to: Float.self).baseAddress!, count: samples) }
-            }
         case .buffer(let buffer, let position):
             got = min(want, buffer.frameLength - position)
-            let channels = buffer.channelCount
-            buffer.withUnsafeMutableSamples(Float.self) { src in
-                block.withUnsafeMutableBufferPointer {
-                    $0.baseAddress!.update(from: src.baseAddress! + position * channels, count: got * channels)
-                }
-            }
+            let sampleBytes = buffer.channelCount * MemoryLayout<Float>.size
+            buffer.withUnsafeMutableRawBytes { bytes.append(contentsOf: $0[(position * sampleBytes)..<((position + got) * sampleBytes)]) }
             item.source = .buffer(buffer, position: position + got)
         }
         item.read += Int64(got)

@@ -2,15 +2,10 @@ import TonearmCore
 
 /// The formats a device takes, and the copy from a client's buffers into a device buffer.
 enum OutputFormat {
-    /// The sample types every backend accepts: native-endian Int16, Int32 and Float32.
-    static func commonFormat(of f: StreamDescription) -> PCMBuffer.CommonFormat? {
-        PCMBuffer.commonFormat(of: f)
-    }
-
     /// The interleaved device format for a client format; 'fmt?' unless it is linear PCM with
     /// one of the common sample types, a rate and at most 32 channels.
     static func deviceFormat(for f: StreamDescription) throws(AudioError) -> StreamDescription {
-        guard let common = commonFormat(of: f) else {
+        guard let common = PCMBuffer.commonFormat(of: f) else {
             throw AudioError(.unsupportedDataFormat,
                              "playback takes native-endian Int16, Int32 or Float32 linear PCM, not \(f)")
         }
@@ -37,35 +32,39 @@ struct SampleCopier {
     /// True when the client's buffer can be the device's buffer.
     var isIdentity: Bool { client == device && (clientInterleaved || channels == 1) }
 
-    /// Copies `frames` frames; `source(c)` is channel c's buffer when planar, buffer 0 otherwise.
+    /// Copies `frames` frames; the client's buffer 0 when interleaved, buffer c for channel c
+    /// when planar. The sample types are chosen once per call, not per sample.
     func copy(frames: Int, from list: AudioBufferList, to out: UnsafeMutableRawPointer) {
-        let outStride = channels
-        for c in 0..<channels {
-            let (base, stride, offset) = clientInterleaved ? (list[0].baseAddress!, channels, c) : (list[c].baseAddress!, 1, 0)
-            for i in 0..<frames {
-                let v = Self.load(client, base, (i * stride + offset))
-                Self.store(device, out, i * outStride + c, v)
+        switch client {
+        case .float32: copy(frames, list, out, Float.self) { $0 }
+        case .int16: copy(frames, list, out, Int16.self) { Float($0) / 32768 }
+        case .int32: copy(frames, list, out, Int32.self) { Float(Double($0) / 2_147_483_648) }
+        }
+    }
+
+    @inline(__always)
+    private func copy<S>(_ frames: Int, _ list: AudioBufferList, _ out: UnsafeMutableRawPointer, _: S.Type,
+                         _ load: (S) -> Float)
+    {
+        switch device {
+        case .float32: copy(frames, list, out, S.self, load, Float.self) { $0 }
+        case .int16: copy(frames, list, out, S.self, load, Int16.self) { Int16(max(-32768, min(32767, ($0 * 32768).rounded()))) }
+        case .int32:
+            copy(frames, list, out, S.self, load, Int32.self) {
+                Int32(max(-2_147_483_648, min(2_147_483_647, (Double($0) * 2_147_483_648).rounded())))
             }
         }
     }
 
     @inline(__always)
-    private static func load(_ f: PCMBuffer.CommonFormat, _ p: UnsafeMutableRawPointer, _ i: Int) -> Float {
-        switch f {
-        case .float32: return p.assumingMemoryBound(to: Float.self)[i]
-        case .int16: return Float(p.assumingMemoryBound(to: Int16.self)[i]) / 32768
-        case .int32: return Float(Double(p.assumingMemoryBound(to: Int32.self)[i]) / 2_147_483_648)
-        }
-    }
-
-    @inline(__always)
-    private static func store(_ f: PCMBuffer.CommonFormat, _ p: UnsafeMutableRawPointer, _ i: Int, _ v: Float) {
-        switch f {
-        case .float32: p.assumingMemoryBound(to: Float.self)[i] = v
-        case .int16: p.assumingMemoryBound(to: Int16.self)[i] = Int16(max(-32768, min(32767, (v * 32768).rounded())))
-        case .int32:
-            p.assumingMemoryBound(to: Int32.self)[i] =
-                Int32(max(-2_147_483_648, min(2_147_483_647, (Double(v) * 2_147_483_648).rounded())))
+    private func copy<S, D>(_ frames: Int, _ list: AudioBufferList, _ out: UnsafeMutableRawPointer, _: S.Type,
+                            _ load: (S) -> Float, _: D.Type, _ store: (Float) -> D)
+    {
+        let d = out.assumingMemoryBound(to: D.self)
+        for c in 0..<channels {
+            let (base, stride, offset) = clientInterleaved ? (list[0].baseAddress!, channels, c) : (list[c].baseAddress!, 1, 0)
+            let s = base.assumingMemoryBound(to: S.self)
+            for i in 0..<frames { d[i * channels + c] = store(load(s[i * stride + offset])) }
         }
     }
 }

@@ -125,9 +125,9 @@ public final class OutputUnit: @unchecked Sendable {
         }
         let s = opened.stream
         backendName = opened.name
-        let client = OutputFormat.commonFormat(of: format)!
+        let client = PCMBuffer.commonFormat(of: format)!
         let channels = Int(format.channelsPerFrame)
-        let copier = SampleCopier(client: client, device: OutputFormat.commonFormat(of: s.format)!,
+        let copier = SampleCopier(client: client, device: PCMBuffer.commonFormat(of: s.format)!,
                                   channels: channels, clientInterleaved: format.isInterleaved)
         bufferCount = format.isInterleaved ? 1 : channels
         let list = UnsafeMutablePointer<UnsafeMutableRawBufferPointer>.allocate(capacity: bufferCount)

@@ -30,7 +30,7 @@ final class Varispeed {
 
     /// Resamples `frames` interleaved frames (and, with `flush`, the filter's tail) into the
     /// ring; returns the frames written.
-    func process(_ source: UnsafePointer<Float>, frames: Int, flush: Bool, into ring: SampleRing) -> Int {
+    func process(_ source: UnsafeBufferPointer<Float>, frames: Int, flush: Bool, into ring: SampleRing) -> Int {
         input.frameLength = frames
         input.withUnsafeMutableSamples(Float.self) { d in
             for c in 0..<channels {

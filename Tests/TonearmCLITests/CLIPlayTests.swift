@@ -181,13 +181,8 @@ final class CLIPlayTests: XCTestCase {
 
     /// A file decoded by ExtAudioFile to interleaved Float32: what the player renders.
     func decode(_ path: String) throws -> (samples: [Float], channels: Int, rate: Double) {
-        let file = try ExtAudioFile.open(path: path)
-        let channels = file.fileDataFormat.channelsPerFrame
-        try file.setClientDataFormat(.pcm(sampleRate: 0, channels: channels, bits: 32, isFloat: true))
-        var bytes: [UInt8] = []
-        while try file.read(frames: 1 << 16, into: &bytes) > 0 {}
-        let samples = bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-        return (samples, Int(channels), file.fileDataFormat.sampleRate)
+        let format = try AudioFile(path: path).dataFormat
+        return (try decodeInterleaved(path, as: Float.self), Int(format.channelsPerFrame), format.sampleRate)
     }
 
     func play(_ args: [String], file: StaticString = #filePath, line: UInt = #line) throws -> [Float] {
@@ -411,11 +406,7 @@ final class CLIPlayTests: XCTestCase {
             throw XCTSkip("no sink \(sink) or no parec")
         }
         let sample = packageRoot + "/Samples/tone-stereo.wav"
-        let file = try ExtAudioFile.open(path: sample)
-        try file.setClientDataFormat(.int16(sampleRate: 44100, channels: 2))
-        var bytes: [UInt8] = []
-        while try file.read(frames: 65536, into: &bytes) > 0 {}
-        let reference = bytes.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        let reference = try decodeInterleaved(sample, as: Int16.self)
         var status: Int32 = -1
         var stderr = ""
         let recorded = try recordPulseMonitor(sink: sink, rate: 44100, channels: 2) {

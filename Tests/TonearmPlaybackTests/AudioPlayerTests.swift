@@ -18,14 +18,7 @@ final class Capture: @unchecked Sendable {
 }
 
 /// A file's audio as interleaved Float32 at its own rate, through ExtAudioFile.
-func decodedFloats(_ path: String) throws -> [Float] {
-    let f = try ExtAudioFile.open(path: path)
-    try f.setClientDataFormat(.float32(sampleRate: f.fileDataFormat.sampleRate,
-                                       channels: f.fileDataFormat.channelsPerFrame, interleaved: true))
-    var bytes: [UInt8] = []
-    while try f.read(frames: 65536, into: &bytes) > 0 {}
-    return bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-}
+func decodedFloats(_ path: String) throws -> [Float] { try decodeInterleaved(path, as: Float.self) }
 
 /// Compares sample arrays without printing them: the first difference, if any.
 func assertSamples(_ got: [Float], _ expected: [Float], _ what: String = "", file: StaticString = #filePath, line: UInt = #line) {

@@ -83,3 +83,22 @@ public func hexBytes(_ hex: String) -> [UInt8] {
     }
     return out
 }
+
+/// A whole file decoded by ExtAudioFile to interleaved samples of `type` (Float, Int16 or
+/// Int32) at its own rate and channel count: what the converters and the player render.
+public func decodeInterleaved<T: BinaryFloatingPoint & Sendable>(_ path: String, as type: T.Type) throws -> [T] {
+    try decodeInterleaved(path, bits: UInt32(MemoryLayout<T>.size * 8), isFloat: true)
+}
+
+public func decodeInterleaved<T: FixedWidthInteger & SignedInteger>(_ path: String, as type: T.Type) throws -> [T] {
+    try decodeInterleaved(path, bits: UInt32(T.bitWidth), isFloat: false)
+}
+
+private func decodeInterleaved<T>(_ path: String, bits: UInt32, isFloat: Bool) throws -> [T] {
+    let file = try ExtAudioFile.open(path: path)
+    try file.setClientDataFormat(.pcm(sampleRate: file.fileDataFormat.sampleRate, channels: file.fileDataFormat.channelsPerFrame,
+                                      bits: bits, isFloat: isFloat))
+    var bytes: [UInt8] = []
+    while try file.read(frames: 1 << 16, into: &bytes) > 0 {}
+    return bytes.withUnsafeBytes { Array($0.bindMemory(to: T.self)) }
+}

@@ -83,7 +83,7 @@ final class ALSAWriter: BlockingPCMWriter {
             throw AudioError(.badDevice, "ALSA: cannot open device '\(device)': \(lib.message(err))")
         }
         // The asked sample type first, then the others from the richest down.
-        let askedType = OutputFormat.commonFormat(of: asked) ?? .float32
+        let askedType = PCMBuffer.commonFormat(of: asked) ?? .float32
         let candidates = [askedType] + [PCMBuffer.CommonFormat.float32, .int32, .int16].filter { $0 != askedType }
         let micros = UInt32(latency * 1_000_000)
         var opened: PCMBuffer.CommonFormat?

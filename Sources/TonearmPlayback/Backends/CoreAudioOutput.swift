@@ -78,7 +78,7 @@ final class CoreAudioOutputStream: AudioOutputStream, @unchecked Sendable {
     }
 
     init(format: StreamDescription, options: AudioOutputOptions) throws(AudioError) {
-        guard let common = OutputFormat.commonFormat(of: format), format.isInterleaved else {
+        guard let common = PCMBuffer.commonFormat(of: format), format.isInterleaved else {
             throw AudioError(.unsupportedDataFormat, "Core Audio output takes interleaved Int16, Int32 or Float32")
         }
         let unit = try Self.makeUnit(device: options.device)

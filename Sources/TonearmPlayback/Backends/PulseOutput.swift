@@ -43,7 +43,7 @@ final class PulseWriter: BlockingPCMWriter {
         self.format = format
         bytesPerFrame = Int(format.bytesPerFrame)
         let sampleFormat: UInt32
-        switch OutputFormat.commonFormat(of: format) {
+        switch PCMBuffer.commonFormat(of: format) {
         case .int16: sampleFormat = PulseConstant.sampleS16
         case .int32: sampleFormat = PulseConstant.sampleS32
         default: sampleFormat = PulseConstant.sampleFloat32
