@@ -1,0 +1,202 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+public enum HTTPTestServerError: Error, CustomStringConvertible {
+    case noPython
+    case didNotStart(String)
+    case requestFailed(String)
+
+    public var description: String {
+        switch self {
+        case .noPython: "python3 is not on PATH; the HTTP test server needs it (apt-get install python3)"
+        case .didNotStart(let why): "the HTTP test server did not start: \(why)"
+        case .requestFailed(let why): "a request to the HTTP test server failed: \(why)"
+        }
+    }
+}
+
+/// The local HTTP server of the streaming tests: `Tests/TestServers/http_test_server.py` run
+/// by python3, bound to 127.0.0.1 on a free port. Its URL language (ranges, drops, redirects,
+/// ICY streams, playlists, the request log) is in `Tests/TestServers/README.md`.
+///
+/// The server lives as long as this object, or until `stop()`. It also exits by itself when
+/// the test process ends, even by a crash (it watches its stdin, which only we hold open).
+public final class HTTPTestServer: @unchecked Sendable {
+    /// The Python script, found from this file's path like `fixturesDirectory`.
+    public static let scriptPath: String = {
+        var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(2)  // TonearmTestSupport/HTTPTestServer.swift
+        return parts.joined(separator: "/") + "/TestServers/http_test_server.py"
+    }()
+
+    /// The port on 127.0.0.1.
+    public let port: Int
+
+    private let process: Process
+    private let stdin: Pipe
+    private let stdout: Pipe
+    private let lock = NSLock()
+    private var stopped = false
+
+    /// Starts a server that serves `root` (default: `Tests/Fixtures`) under `/files/` and
+    /// `/live/`, and waits up to 10 s for it to say its port.
+    public init(root: String? = nil) throws {
+        guard let python = which("python3") else { throw HTTPTestServerError.noPython }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [Self.scriptPath, "--port", "0", "--exit-on-stdin-eof"] + (root.map { ["--root", $0] } ?? [])
+        let stdin = Pipe(), stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        // stderr goes where the tests' goes: the server is silent unless something breaks.
+        do {
+            try process.run()
+        } catch {
+            throw HTTPTestServerError.didNotStart("\(python) \(Self.scriptPath) could not be run: \(error)")
+        }
+        self.process = process
+        self.stdin = stdin
+        self.stdout = stdout
+        let port: Int?
+        do {
+            port = try Self.readPort(from: stdout.fileHandleForReading.fileDescriptor, seconds: 10)
+        } catch {
+            process.terminate()
+            process.waitUntilExit()
+            throw error
+        }
+        guard let port else {  // it ended before printing its port
+            process.waitUntilExit()
+            throw HTTPTestServerError.didNotStart("python3 \(Self.scriptPath) exited with status \(process.terminationStatus) "
+                                                  + "before printing its port (its stderr says why)")
+        }
+        self.port = port
+    }
+
+    deinit { stop() }
+
+    /// `http://127.0.0.1:<port>/<pathAndQuery>` (a leading `/` is optional).
+    public func url(_ pathAndQuery: String) -> String {
+        "http://127.0.0.1:\(port)/" + (pathAndQuery.hasPrefix("/") ? String(pathAndQuery.dropFirst()) : pathAndQuery)
+    }
+
+    /// The requests the server has received so far, in order (requests for `/log` excepted):
+    /// each has `method` and `path` (with its query, as sent) and, when the request had them,
+    /// `Range`, `Icy-MetaData` and `User-Agent`. `clear` empties the log after reading it.
+    public func requestLog(clear: Bool = false) throws -> [[String: String]] {
+        let (status, body) = try Self.get(port: port, clear ? "/log?clear=1" : "/log", timeout: 10)
+        guard status == 200 else { throw HTTPTestServerError.requestFailed("/log answered \(status)") }
+        guard let entries = try? JSONSerialization.jsonObject(with: Data(body)) as? [[String: Any]] else {
+            throw HTTPTestServerError.requestFailed("/log did not answer a JSON array of objects")
+        }
+        return entries.map { $0.compactMapValues { $0 as? String } }
+    }
+
+    /// Stops the server and waits for it to exit. Calling it again does nothing.
+    public func stop() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !stopped else { return }
+        stopped = true
+        if process.isRunning { process.terminate() }
+        try? stdin.fileHandleForWriting.close()
+        process.waitUntilExit()
+        try? stdout.fileHandleForReading.close()
+    }
+
+    /// `count` bytes of the server's garbage stream from absolute position `offset`: what
+    /// `/garbage?size=N` serves from 0, and what `garbage=OFFSET` puts in place of a file's
+    /// bytes from OFFSET on. Byte p is byte p % 32 of SHA-256("tonearm-garbage" followed by
+    /// p / 32 as 8 bytes little-endian).
+    public static func garbage(offset: Int, count: Int) -> [UInt8] {
+        guard count > 0, offset >= 0 else { return [] }
+        var out: [UInt8] = []
+        out.reserveCapacity(count)
+        var block = offset / 32
+        var skip = offset % 32
+        while out.count < count {
+            var seed = Array("tonearm-garbage".utf8)
+            for i in 0..<8 { seed.append(UInt8(truncatingIfNeeded: UInt64(block) >> (8 * UInt64(i)))) }
+            let digest = SHA256.digest(seed)
+            out += digest[skip..<min(32, skip + count - out.count)]
+            block += 1
+            skip = 0
+        }
+        return out
+    }
+
+    // MARK: - Plumbing
+
+    /// Reads `PORT <n>\n` from the server's stdout, giving up after `seconds`; nil when
+    /// stdout closes first (the server exited).
+    private static func readPort(from fd: Int32, seconds: Double) throws -> Int? {
+        let deadline = Date().addingTimeInterval(seconds)
+        var line: [UInt8] = []
+        while !line.contains(UInt8(ascii: "\n")) {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { throw HTTPTestServerError.didNotStart("no PORT line within \(Int(seconds)) s") }
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&pfd, 1, Int32(min(left, 1) * 1000) + 1)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 64)
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return nil }
+            line += buffer[0..<n]
+            guard line.count < 1000 else { break }
+        }
+        let text = String(decoding: line.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
+        guard text.hasPrefix("PORT "), let port = Int(text.dropFirst(5)), port > 0, port < 65536 else {
+            throw HTTPTestServerError.didNotStart("it printed \(text.debugDescription) instead of PORT <n>")
+        }
+        return port
+    }
+
+    /// A GET over a plain blocking socket (send and receive time out after `timeout` s):
+    /// the status code and the body, read until the server closes.
+    private static func get(port: Int, _ target: String, timeout: Int) throws -> (Int, [UInt8]) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw HTTPTestServerError.requestFailed("socket: errno \(errno)") }
+        defer { close(fd) }
+        var limit = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port)).bigEndian
+        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw HTTPTestServerError.requestFailed("connect to port \(port): errno \(errno)") }
+        let request = Array("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
+        var sent = 0
+        while sent < request.count {
+            let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw HTTPTestServerError.requestFailed("send: errno \(errno)") }
+            sent += n
+        }
+        var response: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n == 0 { break }
+            guard n > 0 else { throw HTTPTestServerError.requestFailed("recv: errno \(errno) (timed out after \(timeout) s?)") }
+            response += buffer[0..<n]
+            guard response.count <= 64 << 20 else { throw HTTPTestServerError.requestFailed("response over 64 MB") }
+        }
+        let separator: [UInt8] = Array("\r\n\r\n".utf8)
+        guard let end = (0...max(0, response.count - 4)).first(where: { response[$0..<min($0 + 4, response.count)].elementsEqual(separator) }) else {
+            throw HTTPTestServerError.requestFailed("no end of headers in \(response.count) bytes")
+        }
+        let statusLine = String(decoding: response[..<end].prefix { $0 != UInt8(ascii: "\r") }, as: UTF8.self)
+        let fields = statusLine.split(separator: " ")
+        guard fields.count >= 2, let status = Int(fields[1]) else {
+            throw HTTPTestServerError.requestFailed("bad status line \(statusLine.debugDescription)")
+        }
+        return (status, Array(response[(end + 4)...]))
+    }
+}
