@@ -45,7 +45,8 @@ public final class HTTPStream: MediaSource, @unchecked Sendable {
         /// Seconds without a byte (while the buffer has room) before the connection counts as
         /// dropped and is made again.
         public var stallTimeout = 15.0
-        /// Attempts in a row without progress before giving up; 0 never reconnects.
+        /// Attempts in a row without progress before giving up; 0 never reconnects (and a
+        /// station that closes the connection has ended).
         public var maximumReconnects = 5
         /// The first delay before reconnecting; it doubles with each failed attempt.
         public var reconnectDelay = 0.5
@@ -53,8 +54,9 @@ public final class HTTPStream: MediaSource, @unchecked Sendable {
         public var maximumReconnectDelay = 8.0
         /// Sends `Icy-MetaData: 1`, so that a radio server interleaves titles.
         public var requestsICYMetadata = true
-        /// When a live stream's server closes the connection, connect again (a station that
-        /// dropped the listener); false ends the stream there.
+        /// When a radio station (a response with `icy-` headers and no length) closes the
+        /// connection, connect again: it dropped the listener. False, or no reconnects at all,
+        /// ends the stream there.
         public var reconnectsWhenLiveStreamCloses = true
         /// The charset tried for ICY text that is not UTF-8.
         public var metadataFallback: LegacyTextEncoding = .automatic
@@ -114,6 +116,9 @@ public final class HTTPStream: MediaSource, @unchecked Sendable {
     private var stalledReported = false
     private var closed = false
     private var reconnectPending = false
+    /// ICY blocks not yet taken by ``takeMetadata()``, with the audio byte each precedes.
+    private var metadataQueue: [(offset: Int64, metadata: ICYMetadata)] = []
+    private static let maximumQueuedMetadata = 256
 
     public init(url: String, options: Options = Options()) {
         self.url = url
@@ -240,6 +245,16 @@ public final class HTTPStream: MediaSource, @unchecked Sendable {
         }
     }
 
+    /// The ICY blocks received since the last call, in order, each with the audio byte it
+    /// precedes. A block is here before any byte after it can be read, so a reader that takes
+    /// them before each read knows where every title begins (the events may come later).
+    public func takeMetadata() -> [(offset: Int64, metadata: ICYMetadata)] {
+        condition.withLock {
+            defer { metadataQueue.removeAll() }
+            return metadataQueue
+        }
+    }
+
     /// Moves the reader to `offset`: within the buffer at once, elsewhere with a Range request.
     ///
     /// Throws `'rng?'` when the server does not serve ranges (or the stream is live) and the
@@ -261,6 +276,7 @@ public final class HTTPStream: MediaSource, @unchecked Sendable {
         task?.cancel()
         task = nil
         buffer.removeAll(keepingCapacity: true)
+        metadataQueue.removeAll()
         bufferStart = min(offset, length)
         readPosition = bufferStart
         discontinuities.removeAll()
@@ -516,7 +532,11 @@ public final class HTTPStream: MediaSource, @unchecked Sendable {
         // Progress (bytes beyond those already had) makes the next drop a first attempt again.
         if !audio.isEmpty { attempts = 0 }
         buffer.append(contentsOf: audio)
-        for (metadata, offset) in titles { emit(.metadata(metadata, offset: offset)) }
+        for (metadata, offset) in titles {
+            metadataQueue.append((offset, metadata))
+            emit(.metadata(metadata, offset: offset))
+        }
+        if metadataQueue.count > Self.maximumQueuedMetadata { metadataQueue.removeFirst(metadataQueue.count - Self.maximumQueuedMetadata) }
         if let length = first?.resourceLength, bufferStart + Int64(buffer.count) >= length, !finished {
             finished = true
             emit(.ended)
@@ -539,7 +559,8 @@ public final class HTTPStream: MediaSource, @unchecked Sendable {
         }
         if let length = first?.resourceLength {
             connectionLost(AudioError(.network, "the connection closed at byte \(received) of \(length)"))
-        } else if options.reconnectsWhenLiveStreamCloses, last?.headers.keys.contains(where: { $0.hasPrefix("icy-") }) == true {
+        } else if options.reconnectsWhenLiveStreamCloses, options.maximumReconnects > 0,
+                  last?.headers.keys.contains(where: { $0.hasPrefix("icy-") }) == true {
             // A radio station does not end: it dropped us.
             connectionLost(AudioError(.network, "the station closed the connection at byte \(received)"))
         } else {
