@@ -22,7 +22,7 @@ let package = Package(
         .target(name: "TonearmCodecs", dependencies: ["TonearmCore"]),
         .target(name: "TonearmConvert", dependencies: ["TonearmCore", "TonearmFormats", "TonearmCodecs"]),
         .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmFormats", "TonearmCodecs", "TonearmConvert"]),
-        .target(name: "TonearmStreaming", dependencies: ["TonearmCore", "TonearmFormats"]),
+        .target(name: "TonearmStreaming", dependencies: ["TonearmCore", "TonearmFormats", "TonearmConvert", "TonearmPlayback"]),
         .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmFormats", "TonearmCodecs", "TonearmConvert",
                                                 "TonearmPlayback", "TonearmStreaming"]),
         .target(name: "TonearmCLI", dependencies: ["Tonearm"]),
@@ -41,7 +41,7 @@ let package = Package(
         .testTarget(name: "TonearmCodecsTests", dependencies: ["Tonearm", "TonearmTestSupport"]),
         .testTarget(name: "TonearmConvertTests", dependencies: ["TonearmConvert", "TonearmTestSupport"]),
         .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "Tonearm", "TonearmTestSupport"]),
-        .testTarget(name: "TonearmStreamingTests", dependencies: ["TonearmStreaming", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmStreamingTests", dependencies: ["TonearmStreaming", "Tonearm", "TonearmTestSupport"]),
         .testTarget(name: "TonearmCLITests", dependencies: ["TonearmCLI", "Tonearm", "TonearmTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

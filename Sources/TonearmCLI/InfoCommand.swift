@@ -3,7 +3,7 @@ import Tonearm
 /// `tonearm info FILE [--json]`: afinfo's report.
 enum InfoCommand {
     static let help = """
-        usage: tonearm info FILE… [--json] [--artwork OUT]
+        usage: tonearm info FILE|URL… [--json] [--artwork OUT]
 
         Prints what afinfo prints: the file type, the number of audio tracks (and, for MP4
         and Ogg, every track or stream with the one read marked), the data
@@ -11,6 +11,10 @@ enum InfoCommand {
         count, the bit rate, the gapless frame counts (valid, priming and remainder), the
         format list and the info dictionary; then the chapters and the size and type of
         the cover image, when the file has them.
+
+        A URL (http or https) is read with Range requests, only the parts the parser
+        needs; from a server without ranges the stream is read through, and a live
+        stream until its format is known.
 
           --json           print one JSON object per file with stable keys
           --artwork OUT    write the cover image's bytes to OUT (one FILE only); a file
@@ -58,15 +62,13 @@ enum InfoCommand {
 
         init(path: String) throws(AudioError) {
             self.path = path
-            let file = try AudioFile(path: path)
-            p = try file.properties
+            p = try audioFileProperties(path)
             guard let f = p.dataFormat else { throw AudioError(.invalidFile, "no data format") }
             format = f
             priming = Int64(p.packetTableInfo?.primingFrames ?? 0)
             remainder = Int64(p.packetTableInfo?.remainderFrames ?? 0)
             validFrames = p.validFrames ?? 0
             durationIsEstimated = p.validFrames == nil
-            try file.close()
         }
 
         /// Writes the cover image's bytes, as the file holds them, to `path`.

@@ -3,12 +3,13 @@ import Tonearm
 /// `tonearm packets FILE`: one row per packet.
 enum PacketsCommand {
     static let help = """
-        usage: tonearm packets FILE [--json] [--limit N] [--count]
+        usage: tonearm packets FILE|URL [--json] [--limit N] [--count]
 
         Lists the packets of the audio data: index, absolute byte offset, size in bytes
         and frames, and for MP4 and Ogg the presentation time (pts) in frames, where 0
         is the first frame played: MP4 applies the edit list, Ogg subtracts the Opus
         pre-skip, so priming packets have negative times (as ffprobe shows them).
+        A URL is read with Range requests (its server must serve them).
 
           --json      print a JSON array of {index, offset, size, frames[, pts]}
           --limit N   stop after N packets
@@ -21,7 +22,7 @@ enum PacketsCommand {
         guard a.positionals.count == 1, let path = a.positionals.first else { throw UsageError("packets needs one FILE") }
         let limit = try a.int("--limit")
         if let limit, limit < 0 { throw UsageError("--limit must not be negative") }
-        let p = try about(path) { () throws(AudioError) in try AudioFile(path: path).properties }
+        let p = try about(path) { () throws(AudioError) in try openAudioFile(path).properties }
         guard let f = p.dataFormat, let dataOffset = p.dataOffset, let total = p.audioDataPacketCount else {
             throw FileError(path: path, error: AudioError(.valueUnknown, "the packet count is not known"))
         }

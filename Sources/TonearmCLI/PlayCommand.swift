@@ -134,7 +134,7 @@ enum PlayCommand {
         }
         player.volume = plan.volume
         player.rate = plan.rate
-        let events = EventQueue()
+        let events = EventQueue<AudioPlayer.Event>()
         player.onEvent = { events.append($0) }
 
         // On a terminal: the status line, and keys when stdin is one too.
@@ -273,11 +273,11 @@ enum PlayCommand {
     }
 }
 
-/// The player's events, from its thread to the main loop.
-final class EventQueue: Sendable {
-    private let events = Mutex<[AudioPlayer.Event]>([])
-    func append(_ e: AudioPlayer.Event) { events.withLock { $0.append(e) } }
-    func take() -> [AudioPlayer.Event] { events.withLock { e in defer { e = [] }; return e } }
+/// A player's events, from its thread to the main loop.
+final class EventQueue<Event: Sendable>: Sendable {
+    private let events = Mutex<[Event]>([])
+    func append(_ e: Event) { events.withLock { $0.append(e) } }
+    func take() -> [Event] { events.withLock { e in defer { e = [] }; return e } }
 }
 
 /// `-t` on a sink without a clock (file, null): how much may be rendered, and whether the

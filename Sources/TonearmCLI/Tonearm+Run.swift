@@ -6,11 +6,12 @@ public enum TonearmCommand {
         usage: tonearm COMMAND [OPTIONS] ARGS…
 
         commands:
-          info FILE [--json] [--artwork OUT]  describe an audio file, as afinfo does
-          packets FILE [--json] [--limit N]   list the packets: index, offset, size, frames, pts
+          info FILE|URL [--json] [--artwork]  describe an audio file, as afinfo does
+          packets FILE|URL [--json] [--limit] list the packets: index, offset, size, frames, pts
           formats [--json]                    the file types Tonearm reads and writes
           convert IN OUT [-f TYPE] [-d FMT]   convert a file, as afconvert does
           play FILE… [-v VOL] [-t SECS]       play files gaplessly, as afplay does
+          stream URL [--record F] [--no-play] play or record internet radio and remote files
           demo                                inspect and convert the bundled samples
 
         Run 'tonearm COMMAND --help' for a command's options.
@@ -33,6 +34,7 @@ public enum TonearmCommand {
             case "convert": return try ConvertCommand.run(rest, console: console)
             case "demo": return try DemoCommand.run(rest, console: console)
             case "play": return try PlayCommand.run(rest, console: console)
+            case "stream": return try StreamCommand.run(rest, console: console)
             case "-h", "--help", "help":
                 console.print(usage)
                 return 0

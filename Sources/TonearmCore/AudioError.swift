@@ -112,6 +112,16 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The queue could not start its device (`kAudioQueueErr_CannotStart`).
         public static let cannotStart = Code(rawValue: -66681)
 
+        // Network streaming (Tonearm's own: Apple's file APIs never touch the network).
+        /// The server answered with an error status (404, 500…), or not with HTTP at all.
+        public static let httpStatus = Code("http")
+        /// The connection failed or dropped, and reconnecting gave up.
+        public static let network = Code("net!")
+        /// Nothing arrived for longer than the timeout allowed.
+        public static let timedOut = Code("time")
+        /// The server cannot serve byte ranges, so the stream cannot seek there.
+        public static let rangeNotSupported = Code("rng?")
+
         static let names: [Code: String] = [
             .unsupportedFileType: "unsupported file type",
             .unsupportedDataFormat: "unsupported data format",
@@ -150,6 +160,10 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
             .bufferEmpty: "buffer empty",
             .invalidRunState: "invalid run state",
             .cannotStart: "cannot start",
+            .httpStatus: "HTTP error",
+            .network: "network error",
+            .timedOut: "timed out",
+            .rangeNotSupported: "range not supported",
         ]
     }
 
@@ -190,6 +204,8 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
         case .discontinuityCantRecover: return .resetRequired
         case .illegalOperation, .badPropertySize, .valueUnknown, .notOpen: return .usage
         case .permissions, .fileNotFound, .badDevice, .hardwareNotRunning, .cannotStart: return .io
+        case .httpStatus, .network, .timedOut: return .io
+        case .rangeNotSupported: return .unsupported
         case .uninitialized, .invalidBuffer, .bufferEmpty, .invalidRunState: return .usage
         case .formatNotSupported: return .unsupported
         default: return .malformed

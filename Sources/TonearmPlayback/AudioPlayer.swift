@@ -33,15 +33,24 @@ public final class AudioPlayer: @unchecked Sendable {
         case failed(AudioError)
     }
 
-    /// A file to play.
+    /// A file or stream to play.
     public struct Track: Sendable {
+        /// The file's path, or the stream's URL.
         public let path: String
         /// The title tag, or the file name without its extension.
         public let title: String
-        /// Seconds, after priming and padding are trimmed.
+        /// Seconds, after priming and padding are trimmed; infinity when not known (a live stream).
         public let duration: Double
         /// The file's data format.
         public let format: StreamDescription
+    }
+
+    /// What the player plays: an open file, or audio arriving over time.
+    public enum Source {
+        /// A file opened with ExtAudioFile; `path` names it in ``tracks``.
+        case file(ExtAudioFile, path: String)
+        /// A stream (such as a URL being decoded); `duration` nil when not known.
+        case stream(any StreamingFrameSource, path: String, title: String, format: StreamDescription, duration: Double?)
     }
 
     public let tracks: [Track]
@@ -74,22 +83,33 @@ public final class AudioPlayer: @unchecked Sendable {
     private var startFrames: Int64 = 0
 
     /// Opens every file (ExtAudioFile): throws with the first file that cannot be played.
-    public init(paths: [String], backend: (any AudioOutputBackend)? = nil,
+    public convenience init(paths: [String], backend: (any AudioOutputBackend)? = nil,
+                            options: AudioOutputOptions = AudioOutputOptions()) throws(AudioError)
+    {
+        var sources: [Source] = []
+        for path in paths { sources.append(.file(try ExtAudioFile.open(path: path), path: path)) }
+        try self.init(sources: sources, backend: backend, options: options)
+    }
+
+    /// Plays files and streams one after another, with no gap between files.
+    public init(sources: [Source], backend: (any AudioOutputBackend)? = nil,
                 options: AudioOutputOptions = AudioOutputOptions()) throws(AudioError)
     {
-        guard !paths.isEmpty else { throw AudioError(.illegalOperation, "no files to play") }
+        guard !sources.isEmpty else { throw AudioError(.illegalOperation, "no files to play") }
         var tracks: [Track] = []
-        var files: [ExtAudioFile] = []
-        for path in paths {
-            let file = try ExtAudioFile.open(path: path)
-            files.append(file)
-            let info = try? file.file.infoDictionary
-            let name = path.split(separator: "/").last.map(String.init) ?? path
-            let stem = name.contains(".") ? String(name[..<name.lastIndex(of: ".")!]) : name
-            let title = info?[InfoDictionary.title].flatMap { $0.isEmpty ? nil : $0 } ?? stem
-            let rate = file.fileDataFormat.sampleRate
-            tracks.append(Track(path: path, title: title, duration: rate > 0 ? Double(file.fileLengthFrames) / rate : 0,
-                                format: file.fileDataFormat))
+        for source in sources {
+            switch source {
+            case .file(let file, let path):
+                let info = try? file.file.infoDictionary
+                let name = path.split(separator: "/").last.map(String.init) ?? path
+                let stem = name.contains(".") ? String(name[..<name.lastIndex(of: ".")!]) : name
+                let title = info?[InfoDictionary.title].flatMap { $0.isEmpty ? nil : $0 } ?? stem
+                let rate = file.fileDataFormat.sampleRate
+                tracks.append(Track(path: path, title: title, duration: rate > 0 ? Double(file.fileLengthFrames) / rate : 0,
+                                    format: file.fileDataFormat))
+            case .stream(_, let path, let title, let format, let duration):
+                tracks.append(Track(path: path, title: title, duration: duration ?? .infinity, format: format))
+            }
         }
         self.tracks = tracks
         let first = tracks[0].format
@@ -98,8 +118,11 @@ public final class AudioPlayer: @unchecked Sendable {
                              backend: backend, options: options)
         engine.attach(node)
         // The files opened above are played as they are: an MP3 is not scanned a second time.
-        for (index, file) in files.enumerated() {
-            itemTrack[try node.scheduleSegment(file)] = index
+        for (index, source) in sources.enumerated() {
+            switch source {
+            case .file(let file, _): itemTrack[try node.scheduleSegment(file)] = index
+            case .stream(let stream, _, _, _, _): itemTrack[try node.scheduleStream(stream)] = index
+            }
         }
     }
 

@@ -152,6 +152,17 @@ public final class AudioPlayerNode: @unchecked Sendable {
         return enqueue(.file(file, start: start), length: count, completion: completion)
     }
 
+    /// Plays audio that arrives over time, such as a network stream, after what is already
+    /// scheduled. The node takes the source over: it sets its client format, then reads and
+    /// seeks it on the node's thread, never waiting for it (while no frames are ready, the node
+    /// plays what it has and looks again). A source of unknown length plays until it ends.
+    @discardableResult
+    public func scheduleStream(_ source: any StreamingFrameSource, completion: (@Sendable () -> Void)? = nil) throws(AudioError) -> Int {
+        let format = try requireFormat()
+        try source.setClientFormat(format)
+        return enqueue(.stream(source), length: source.clientLengthFrames ?? Int64.max, completion: completion)
+    }
+
     private func requireFormat() throws(AudioError) -> StreamDescription {
         guard let format else {
             throw AudioError(.uninitialized, "attach the player node to an engine before scheduling")
@@ -310,6 +321,7 @@ public final class AudioPlayerNode: @unchecked Sendable {
         enum Source {
             case file(ExtAudioFile, start: Int64)
             case buffer(PCMBuffer, position: Int)
+            case stream(any StreamingFrameSource)
         }
         let id: Int
         var source: Source
@@ -371,7 +383,9 @@ public final class AudioPlayerNode: @unchecked Sendable {
                     guard let index = items.firstIndex(where: { $0.ringEnd == nil }) else { return false }
                     var got = 0
                     do throws(AudioError) {
-                        got = try read(&items[index], frames: chunk, into: &bytes)
+                        // A stream with nothing ready yet: look again later.
+                        guard let n = try read(&items[index], frames: chunk, into: &bytes) else { return false }
+                        got = n
                     } catch { failure = (items[index].id, error) }
                     let item = items[index]
                     let done = failure != nil || got == 0 || item.read >= item.length
@@ -480,8 +494,8 @@ public final class AudioPlayerNode: @unchecked Sendable {
     }
 
     /// Reads up to `frames` interleaved Float32 frames of the item into `bytes` (replacing
-    /// what it held): a file decodes straight into it.
-    private func read(_ item: inout Item, frames: Int, into bytes: inout [UInt8]) throws(AudioError) -> Int {
+    /// what it held): a file decodes straight into it. Nil when a stream has none ready yet.
+    private func read(_ item: inout Item, frames: Int, into bytes: inout [UInt8]) throws(AudioError) -> Int? {
         bytes.removeAll(keepingCapacity: true)
         let want = Int(min(Int64(frames), item.length - item.read))
         guard want > 0 else { return 0 }
@@ -494,6 +508,9 @@ public final class AudioPlayerNode: @unchecked Sendable {
             let sampleBytes = buffer.channelCount * MemoryLayout<Float>.size
             buffer.withUnsafeMutableRawBytes { bytes.append(contentsOf: $0[(position * sampleBytes)..<((position + got) * sampleBytes)]) }
             item.source = .buffer(buffer, position: position + got)
+        case .stream(let source):
+            guard let n = try source.readAvailable(frames: want, into: &bytes) else { return nil }
+            got = n
         }
         item.read += Int64(got)
         return got
@@ -503,6 +520,7 @@ public final class AudioPlayerNode: @unchecked Sendable {
         switch item.source {
         case .file(let file, let start): try file.seek(toFrame: start + frame)
         case .buffer(let buffer, _): item.source = .buffer(buffer, position: Int(frame))
+        case .stream(let source): try source.seek(toFrame: frame)
         }
         item.read = frame
         item.ringEnd = nil

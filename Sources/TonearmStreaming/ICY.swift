@@ -166,7 +166,7 @@ public struct ICYDemuxer: Sendable {
     }
 }
 
-extension String {
+extension StringProtocol {
     var trimmingSpaces: String {
         var s = Substring(self)
         while let c = s.first, c == " " || c == "\t" || c == "\r" || c == "\n" { s.removeFirst() }

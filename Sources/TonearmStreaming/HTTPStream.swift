@@ -1,0 +1,636 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import TonearmCore
+import TonearmFormats
+
+/// An HTTP or HTTPS resource read progressively, as it arrives: a remote file or an internet
+/// radio station.
+///
+/// The body comes through a `URLSession` data delegate into a bounded buffer, never whole: when
+/// the reader falls behind by ``Options/bufferSize`` bytes, the network is not read until it
+/// catches up. ICY metadata (`icy-metaint`) is stripped here, so the bytes ``read(into:)``
+/// returns are the audio alone, and each block becomes a ``Event/metadata(_:offset:)`` event.
+///
+/// When the connection drops, the stream reconnects with a growing delay: a file of known length
+/// resumes with `Range: bytes=N-` at the exact byte (no byte lost, none repeated); a live stream
+/// starts again and the reader sees a discontinuity. After ``Options/maximumReconnects`` attempts
+/// in a row without a byte, it fails with `'net!'`.
+///
+/// ```swift
+/// let stream = HTTPStream(url: "http://radio.example/stream")
+/// stream.onEvent = { if case .metadata(let m, _) = $0 { print(m.streamTitle ?? "") } }
+/// let info = try stream.open()
+/// let parser = AudioFileStream(fileTypeHint: info.fileTypeHint, …)
+/// var chunk = [UInt8](repeating: 0, count: 16384)
+/// while true {
+///     let (n, discontinuity) = try chunk.withUnsafeMutableBytes { try stream.read(into: $0) }
+///     if n == 0 { break }
+///     try parser.parse(chunk[..<n], flags: discontinuity ? .discontinuity : [])
+/// }
+/// ```
+///
+/// It is also a ``MediaSource``: where the server serves ranges, `AudioFile(source:)` reads it
+/// at any offset, each jump beyond the buffer costing one Range request.
+public final class HTTPStream: MediaSource, @unchecked Sendable {
+    public struct Options: Sendable {
+        /// Bytes read ahead of the reader before the network waits for it.
+        public var bufferSize = 1 << 20
+        /// Bytes kept behind the reader, so that a short step back needs no new request.
+        public var historySize = 256 << 10
+        /// Seconds to wait for a server to answer.
+        public var connectTimeout = 10.0
+        /// Seconds without a byte (while the buffer has room) before the connection counts as
+        /// dropped and is made again.
+        public var stallTimeout = 15.0
+        /// Attempts in a row without progress before giving up; 0 never reconnects (and a
+        /// station that closes the connection has ended).
+        public var maximumReconnects = 5
+        /// The first delay before reconnecting; it doubles with each failed attempt.
+        public var reconnectDelay = 0.5
+        /// The longest delay between attempts.
+        public var maximumReconnectDelay = 8.0
+        /// Sends `Icy-MetaData: 1`, so that a radio server interleaves titles.
+        public var requestsICYMetadata = true
+        /// When a radio station (a response with `icy-` headers and no length) closes the
+        /// connection, connect again: it dropped the listener. False, or no reconnects at all,
+        /// ends the stream there.
+        public var reconnectsWhenLiveStreamCloses = true
+        /// The charset tried for ICY text that is not UTF-8.
+        public var metadataFallback: LegacyTextEncoding = .automatic
+        public var userAgent = "Tonearm/0.7"
+        /// More request headers.
+        public var headers: [String: String] = [:]
+        public init() {}
+    }
+
+    public enum Event: Sendable {
+        /// A response began: the first, and each one after a reconnect or seek.
+        case connected(HTTPResponseInfo)
+        /// An ICY metadata block arrived; `offset` is the audio byte it precedes.
+        case metadata(ICYMetadata, offset: Int64)
+        /// No byte came for ``Options/stallTimeout`` seconds.
+        case stalled(offset: Int64)
+        /// The connection was lost; attempt `attempt` starts after `delay` seconds.
+        case reconnecting(attempt: Int, delay: Double, offset: Int64, reason: AudioError)
+        /// Bytes flow again from `offset`; a live stream resumes with a gap (`isDiscontinuity`).
+        case resumed(offset: Int64, isDiscontinuity: Bool)
+        /// The whole body arrived.
+        case ended
+        /// The stream gave up.
+        case failed(AudioError)
+    }
+
+    public let url: String
+    public let options: Options
+    /// Called on the network's threads. Set before ``open()``.
+    public var onEvent: (@Sendable (Event) -> Void)?
+
+    private let condition = NSCondition()
+    private let delegate = SessionDelegate()
+    private let session: URLSession
+    private let control = DispatchQueue(label: "tonearm.http.control")
+    private var watchdog: DispatchSourceTimer?
+
+    // Guarded by `condition`.
+    /// Bytes `[bufferStart, bufferStart + buffer.count)` of the body (audio only, for ICY).
+    private var buffer: [UInt8] = []
+    private var bufferStart: Int64 = 0
+    private var readPosition: Int64 = 0
+    /// Where the bytes after a reconnect begin on a live stream.
+    private var discontinuities: [Int64] = []
+    private var task: URLSessionDataTask?
+    /// The offset the current request asked for; bytes before it in a 200 body are skipped.
+    private var requestOffset: Int64 = 0
+    private var skipBytes: Int64 = 0
+    private var responded = false
+    private var demuxer: ICYDemuxer?
+    private var first: HTTPResponseInfo?
+    private var last: HTTPResponseInfo?
+    private var finished = false
+    private var failure: AudioError?
+    private var attempts = 0
+    private var lastProgress = 0.0
+    private var stalledReported = false
+    private var closed = false
+    private var reconnectPending = false
+    /// ICY blocks not yet taken by ``takeMetadata()``, with the audio byte each precedes.
+    private var metadataQueue: [(offset: Int64, metadata: ICYMetadata)] = []
+    private static let maximumQueuedMetadata = 256
+
+    public init(url: String, options: Options = Options()) {
+        self.url = url
+        self.options = options
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = max(options.connectTimeout, options.stallTimeout)
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
+        delegate.stream = self
+    }
+
+    deinit { close() }
+
+    /// Connects and waits for the first response (at most ``Options/connectTimeout`` seconds).
+    ///
+    /// Throws `'http'` for an error status (404, 500…), `'net!'` when the server cannot be
+    /// reached, `'time'` when it does not answer in time.
+    @discardableResult
+    public func open() throws(AudioError) -> HTTPResponseInfo {
+        guard URLParts.isHTTP(url), URL(string: url) != nil else {
+            throw AudioError(.illegalOperation, "\(url) is not an http or https URL")
+        }
+        condition.lock()
+        defer { condition.unlock() }
+        if let first { return first }
+        connect(at: 0)
+        startWatchdog()
+        let deadline = Date().addingTimeInterval(options.connectTimeout)
+        while first == nil && failure == nil && !closed {
+            if !condition.wait(until: deadline) {
+                if first == nil && failure == nil {
+                    fail(AudioError(.timedOut, "\(url) did not answer within \(Self.seconds(options.connectTimeout))"))
+                }
+            }
+        }
+        if let first { return first }
+        throw failure ?? AudioError(.illegalOperation, "the stream was closed")
+    }
+
+    /// The first response, once ``open()`` returned.
+    public var response: HTTPResponseInfo? { condition.withLock { first } }
+
+    /// The ICY fields of the first response.
+    public var icyHeaders: ICYHeaders? { response?.icy }
+
+    /// The size of the whole body, when the server gave it.
+    public var size: Int64? { response?.resourceLength }
+
+    /// True when the server serves byte ranges of a body of known size: seeks are Range requests.
+    public var isSeekable: Bool {
+        guard let r = response else { return false }
+        return r.acceptsRanges && r.resourceLength != nil
+    }
+
+    /// A live stream: no length, as internet radio.
+    public var isLive: Bool { response.map { $0.resourceLength == nil } ?? false }
+
+    public var mimeType: String? { response?.mimeType }
+    public var pathExtension: String? { response?.pathExtension ?? URLParts.pathExtension(of: url) }
+    /// The file type from the Content-Type, or failing that the URL's extension.
+    public var fileTypeHint: AudioFileTypeID? { response?.fileTypeHint }
+
+    /// The offset of the next byte ``read(into:)`` returns.
+    public var position: Int64 { condition.withLock { readPosition } }
+
+    /// Bytes received and not read yet.
+    public var bufferedBytes: Int {
+        condition.withLock { Int(max(0, bufferStart + Int64(buffer.count) - readPosition)) }
+    }
+
+    /// True once the whole body arrived (and false while more may come).
+    public var isComplete: Bool { condition.withLock { finished && failure == nil } }
+
+    /// Reads the next bytes, waiting until at least one arrives. Returns 0 at the end of the
+    /// body. `discontinuity` is true when these bytes do not follow the previous ones (a live
+    /// stream that reconnected): pass `.discontinuity` to the parser with them.
+    public func read(into out: UnsafeMutableRawBufferPointer) throws(AudioError) -> (count: Int, discontinuity: Bool) {
+        while true {
+            if let result = try read(into: out, waitingUpTo: 0.5) { return result }
+        }
+    }
+
+    /// The same, waiting at most `seconds`: nil when nothing arrived by then.
+    public func read(into out: UnsafeMutableRawBufferPointer, waitingUpTo seconds: Double) throws(AudioError)
+        -> (count: Int, discontinuity: Bool)?
+    {
+        guard out.count > 0 else { return (0, false) }
+        let deadline = Date().addingTimeInterval(seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        if first == nil && failure == nil && !closed {
+            condition.unlock()
+            do { try open() } catch {
+                condition.lock()
+                throw error
+            }
+            condition.lock()
+        }
+        while true {
+            if closed { throw AudioError(.illegalOperation, "the stream was closed") }
+            let end = bufferStart + Int64(buffer.count)
+            if readPosition < end {
+                var discontinuity = false
+                if let d = discontinuities.first, d <= readPosition {
+                    discontinuities.removeFirst()
+                    discontinuity = true
+                }
+                var n = Int(min(Int64(out.count), end - readPosition))
+                if let next = discontinuities.first, next > readPosition { n = min(n, Int(next - readPosition)) }
+                let at = Int(readPosition - bufferStart)
+                buffer.withUnsafeBytes { src in out.baseAddress!.copyMemory(from: src.baseAddress! + at, byteCount: n) }
+                readPosition += Int64(n)
+                trimHistory()
+                condition.broadcast()
+                return (n, discontinuity)
+            }
+            if finished {
+                if let failure { throw failure }
+                return (0, false)
+            }
+            if !condition.wait(until: deadline) { return nil }
+        }
+    }
+
+    /// The ICY blocks received since the last call, in order, each with the audio byte it
+    /// precedes. A block is here before any byte after it can be read, so a reader that takes
+    /// them before each read knows where every title begins (the events may come later).
+    public func takeMetadata() -> [(offset: Int64, metadata: ICYMetadata)] {
+        condition.withLock {
+            defer { metadataQueue.removeAll() }
+            return metadataQueue
+        }
+    }
+
+    /// Moves the reader to `offset`: within the buffer at once, elsewhere with a Range request.
+    ///
+    /// Throws `'rng?'` when the server does not serve ranges (or the stream is live) and the
+    /// offset is not buffered.
+    public func seek(to offset: Int64) throws(AudioError) {
+        guard offset >= 0 else { throw AudioError(.position, "negative offset \(offset)") }
+        condition.lock()
+        defer { condition.unlock() }
+        if offset >= bufferStart && offset <= bufferStart + Int64(buffer.count) && !(finished && failure != nil) {
+            readPosition = offset
+            discontinuities.removeAll { $0 <= offset }
+            condition.broadcast()
+            return
+        }
+        guard let info = first, info.acceptsRanges, let length = info.resourceLength else {
+            throw AudioError(.rangeNotSupported,
+                             "the server does not serve byte ranges, so the stream cannot move to byte \(offset) (bytes \(bufferStart) to \(bufferStart + Int64(buffer.count)) are buffered)")
+        }
+        task?.cancel()
+        task = nil
+        buffer.removeAll(keepingCapacity: true)
+        metadataQueue.removeAll()
+        bufferStart = min(offset, length)
+        readPosition = bufferStart
+        discontinuities.removeAll()
+        failure = nil
+        attempts = 0
+        finished = bufferStart >= length
+        if !finished { connect(at: bufferStart) }
+        condition.broadcast()
+    }
+
+    /// Reads `count` bytes at `offset` with a request of their own, leaving the stream where it
+    /// is: the ``AudioFileStream/byteRangeFetcher`` that reads an MP4's `moov` at the end.
+    public func fetch(offset: Int64, count: Int) throws(AudioError) -> [UInt8] {
+        guard count > 0 else { return [] }
+        guard offset >= 0, count <= Self.maximumFetch else {
+            throw AudioError(.invalidInputSize, "a fetch of \(count) bytes at \(offset) is out of bounds (at most \(Self.maximumFetch))")
+        }
+        let wanted = condition.withLock { () -> [UInt8]? in
+            guard offset >= bufferStart, offset + Int64(count) <= bufferStart + Int64(buffer.count) else { return nil }
+            let at = Int(offset - bufferStart)
+            return Array(buffer[at..<at + count])
+        }
+        if let wanted { return wanted }
+        if let length = size, offset >= length { return [] }
+        guard let target = URL(string: response?.url ?? url) else { throw AudioError(.illegalOperation, "bad URL \(url)") }
+        var request = makeRequest(target, offset: offset, last: offset + Int64(count) - 1, icy: false)
+        request.timeoutInterval = options.stallTimeout
+        let result = FetchResult()
+        let done = DispatchSemaphore(value: 0)
+        let fetchTask = session.dataTask(with: request) { data, response, error in
+            result.set(data: data, response: response as? HTTPURLResponse, error: error)
+            done.signal()
+        }
+        fetchTask.resume()
+        if done.wait(timeout: .now() + options.connectTimeout + options.stallTimeout) == .timedOut {
+            fetchTask.cancel()
+            throw AudioError(.timedOut, "a Range request for \(count) bytes at \(offset) got no answer")
+        }
+        let (data, http, error) = result.get()
+        if let error { throw AudioError(.network, "a Range request for bytes \(offset)-\(offset + Int64(count) - 1) failed: \(error.localizedDescription)") }
+        guard let http, let data else { throw AudioError(.network, "a Range request got no response") }
+        let info = Self.info(http, fallbackURL: target.absoluteString)
+        if info.statusCode == 416 { return [] }
+        guard info.statusCode == 206, let range = info.contentRange, range.first == offset else {
+            throw AudioError(info.statusCode >= 400 ? .httpStatus : .rangeNotSupported,
+                             "the server answered \(info.statusCode) to a Range request for bytes \(offset)-\(offset + Int64(count) - 1)")
+        }
+        return [UInt8](data.prefix(count))
+    }
+
+    /// The largest ``fetch(offset:count:)``.
+    public static let maximumFetch = 64 << 20
+
+    /// Stops the transfer and releases the connection. Reads after it throw.
+    public func close() {
+        condition.lock()
+        let wasClosed = closed
+        closed = true
+        task?.cancel()
+        task = nil
+        watchdog?.cancel()
+        watchdog = nil
+        condition.broadcast()
+        condition.unlock()
+        if !wasClosed { session.invalidateAndCancel() }
+    }
+
+    // MARK: MediaSource
+
+    public func read(at offset: Int64, into out: UnsafeMutableRawBufferPointer) throws(AudioError) -> Int {
+        if condition.withLock({ readPosition }) != offset { try seek(to: offset) }
+        var total = 0
+        while total < out.count {
+            let (n, _) = try read(into: UnsafeMutableRawBufferPointer(rebasing: out[total...]))
+            if n == 0 { break }
+            total += n
+        }
+        return total
+    }
+
+    // MARK: Connections (caller holds the condition's lock)
+
+    private func connect(at offset: Int64) {
+        guard !closed, let target = URL(string: last?.url ?? url) else { return }
+        let live = first != nil && first?.resourceLength == nil
+        let ranged = !live && offset > 0 && first?.acceptsRanges != false
+        let request = makeRequest(target, offset: ranged ? offset : nil, last: nil, icy: options.requestsICYMetadata)
+        requestOffset = offset
+        skipBytes = live ? 0 : offset        // until a 206 says the range was honoured
+        responded = false
+        demuxer = nil
+        lastProgress = Self.now()
+        stalledReported = false
+        let newTask = session.dataTask(with: request)
+        task = newTask
+        newTask.resume()
+    }
+
+    private func makeRequest(_ target: URL, offset: Int64?, last: Int64?, icy: Bool) -> URLRequest {
+        var request = URLRequest(url: target)
+        request.timeoutInterval = options.connectTimeout
+        request.setValue(options.userAgent, forHTTPHeaderField: "User-Agent")
+        if icy { request.setValue("1", forHTTPHeaderField: "Icy-MetaData") }
+        if let offset { request.setValue("bytes=\(offset)-\(last.map(String.init) ?? "")", forHTTPHeaderField: "Range") }
+        for (name, value) in options.headers { request.setValue(value, forHTTPHeaderField: name) }
+        return request
+    }
+
+    private func fail(_ error: AudioError) {
+        guard !finished else { return }
+        failure = error
+        finished = true
+        task?.cancel()
+        task = nil
+        condition.broadcast()
+        emit(.failed(error))
+    }
+
+    /// Hands an event to ``onEvent`` on the control queue, in order, outside the lock.
+    private func emit(_ event: Event) {
+        let handler = onEvent
+        control.async { handler?(event) }
+    }
+
+    /// The connection ended before the body did: try again after a delay, or give up.
+    private func connectionLost(_ reason: AudioError) {
+        task?.cancel()
+        task = nil
+        guard !closed, !finished, !reconnectPending else { return }
+        attempts += 1
+        guard attempts <= options.maximumReconnects else {
+            let tries = options.maximumReconnects
+            fail(AudioError(.network, tries == 0 ? reason.message
+                            : "\(reason.message); gave up after \(tries) reconnect\(tries == 1 ? "" : "s")"))
+            return
+        }
+        let delay = min(options.maximumReconnectDelay, options.reconnectDelay * Double(1 << min(attempts - 1, 20)))
+        let offset = bufferStart + Int64(buffer.count)
+        reconnectPending = true
+        emit(.reconnecting(attempt: attempts, delay: delay, offset: offset, reason: reason))
+        control.asyncAfter(deadline: .now() + delay) { [weak self] in
+            guard let self else { return }
+            condition.lock()
+            defer { condition.unlock() }
+            reconnectPending = false
+            guard !closed, !finished, task == nil else { return }
+            connect(at: bufferStart + Int64(buffer.count))
+        }
+    }
+
+    private func startWatchdog() {
+        let timer = DispatchSource.makeTimerSource(queue: control)
+        timer.schedule(deadline: .now() + 0.25, repeating: 0.25)
+        timer.setEventHandler { [weak self] in self?.checkStall() }
+        watchdog = timer
+        timer.resume()
+    }
+
+    private func checkStall() {
+        condition.lock()
+        defer { condition.unlock() }
+        guard task != nil, !finished, !closed else { return }
+        let ahead = bufferStart + Int64(buffer.count) - readPosition
+        guard ahead < Int64(options.bufferSize) else { lastProgress = Self.now(); return }
+        let idle = Self.now() - lastProgress
+        guard idle >= options.stallTimeout else { return }
+        let offset = bufferStart + Int64(buffer.count)
+        if !stalledReported {
+            stalledReported = true
+            emit(.stalled(offset: offset))
+        }
+        connectionLost(AudioError(.timedOut, "no data for \(Self.seconds(idle)) at byte \(offset)"))
+    }
+
+    // MARK: Delegate callbacks (on the session's queue)
+
+    fileprivate func didReceive(_ response: URLResponse, task: URLSessionTask) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard task === self.task, !closed else { return false }
+        guard let http = response as? HTTPURLResponse else {
+            fail(AudioError(.httpStatus, "\(url) did not answer with HTTP"))
+            return false
+        }
+        let info = Self.info(http, fallbackURL: url)
+        if info.statusCode >= 400 || info.statusCode < 200 || info.statusCode >= 300 {
+            let error = AudioError(.httpStatus, "\(info.url) answered \(info.statusCode) \(HTTPURLResponse.localizedString(forStatusCode: info.statusCode))")
+            if first == nil || (400..<500).contains(info.statusCode) { fail(error) } else { connectionLost(error) }
+            return false
+        }
+        if info.statusCode == 206 {
+            guard let range = info.contentRange, range.first == requestOffset else {
+                fail(AudioError(.rangeNotSupported, "the server answered a request for byte \(requestOffset) with \(info.headers["content-range"] ?? "no Content-Range")"))
+                return false
+            }
+            skipBytes = 0
+        }
+        if options.requestsICYMetadata, let interval = info.icy.metaInterval {
+            do {
+                var d = try ICYDemuxer(metaInterval: interval)
+                d.fallback = options.metadataFallback
+                demuxer = d
+            } catch {
+                fail(error)
+                return false
+            }
+        }
+        let resumed = first != nil
+        let live = first.map { $0.resourceLength == nil } ?? false
+        if first == nil { first = info }
+        last = info
+        responded = true
+        lastProgress = Self.now()
+        emit(.connected(info))
+        if resumed {
+            let offset = bufferStart + Int64(buffer.count)
+            if live { discontinuities.append(offset) }
+            emit(.resumed(offset: offset, isDiscontinuity: live))
+        }
+        condition.broadcast()
+        return true
+    }
+
+    fileprivate func didReceive(_ data: Data, task: URLSessionTask) {
+        condition.lock()
+        guard task === self.task, !closed, responded else { condition.unlock(); return }
+        lastProgress = Self.now()
+        stalledReported = false
+        var audio: [UInt8] = []
+        var titles: [(ICYMetadata, Int64)] = []
+        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+            var bytes = raw
+            if skipBytes > 0 {
+                let skip = Int(min(Int64(bytes.count), skipBytes))
+                skipBytes -= Int64(skip)
+                bytes = UnsafeRawBufferPointer(rebasing: bytes[skip...])
+            }
+            if demuxer != nil {
+                let base = bufferStart + Int64(buffer.count)
+                demuxer!.feed(bytes, audio: { audio.append(contentsOf: $0) },
+                              metadata: { titles.append(($0, base + Int64(audio.count))) })
+            } else {
+                audio.append(contentsOf: bytes)
+            }
+        }
+        // Back-pressure: the session's queue waits here while the reader is a buffer behind.
+        while !closed && task === self.task && bufferStart + Int64(buffer.count) - readPosition >= Int64(options.bufferSize) {
+            _ = condition.wait(until: Date().addingTimeInterval(0.25))
+            lastProgress = Self.now()
+        }
+        defer { condition.unlock() }
+        guard task === self.task, !closed else { return }
+        // Progress (bytes beyond those already had) makes the next drop a first attempt again.
+        if !audio.isEmpty { attempts = 0 }
+        buffer.append(contentsOf: audio)
+        for (metadata, offset) in titles {
+            metadataQueue.append((offset, metadata))
+            emit(.metadata(metadata, offset: offset))
+        }
+        if metadataQueue.count > Self.maximumQueuedMetadata { metadataQueue.removeFirst(metadataQueue.count - Self.maximumQueuedMetadata) }
+        if let length = first?.resourceLength, bufferStart + Int64(buffer.count) >= length, !finished {
+            finished = true
+            emit(.ended)
+        }
+        condition.broadcast()
+    }
+
+    fileprivate func didComplete(_ error: Error?, task: URLSessionTask) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard task === self.task, !closed else { return }
+        self.task = nil
+        guard !finished else { return }
+        let received = bufferStart + Int64(buffer.count)
+        if let error {
+            let code: AudioError.Code = (error as? URLError)?.code == .timedOut ? .timedOut : .network
+            let reason = AudioError(code, "\(last?.url ?? url): \(error.localizedDescription) at byte \(received)")
+            if first == nil { fail(reason) } else { connectionLost(reason) }
+            return
+        }
+        if let length = first?.resourceLength {
+            connectionLost(AudioError(.network, "the connection closed at byte \(received) of \(length)"))
+        } else if options.reconnectsWhenLiveStreamCloses, options.maximumReconnects > 0,
+                  last?.headers.keys.contains(where: { $0.hasPrefix("icy-") }) == true {
+            // A radio station does not end: it dropped us.
+            connectionLost(AudioError(.network, "the station closed the connection at byte \(received)"))
+        } else {
+            finished = true
+            emit(.ended)
+            condition.broadcast()
+        }
+    }
+
+    // MARK: Helpers
+
+    private func trimHistory() {
+        let behind = Int(readPosition - bufferStart)
+        if behind > 2 * options.historySize {
+            let drop = behind - options.historySize
+            buffer.removeFirst(drop)
+            bufferStart += Int64(drop)
+        }
+    }
+
+    static func info(_ http: HTTPURLResponse, fallbackURL: String) -> HTTPResponseInfo {
+        var headers: [String: String] = [:]
+        for (key, value) in http.allHeaderFields {
+            if let k = key as? String, let v = value as? String { headers[k] = v }
+        }
+        return HTTPResponseInfo(statusCode: http.statusCode, url: http.url?.absoluteString ?? fallbackURL, headers: headers)
+    }
+
+    static func now() -> Double { Date().timeIntervalSinceReferenceDate }
+
+    static func seconds(_ s: Double) -> String {
+        s == s.rounded() ? "\(Int(s)) s" : "\((s * 10).rounded() / 10) s"
+    }
+}
+
+extension URLParts {
+    static func isHTTP(_ url: String) -> Bool {
+        let lower = url.lowercased()
+        return lower.hasPrefix("http://") || lower.hasPrefix("https://")
+    }
+}
+
+/// The answer to one ``HTTPStream/fetch(offset:count:)``, handed across threads.
+private final class FetchResult: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data: Data?
+    private var response: HTTPURLResponse?
+    private var error: Error?
+    func set(data: Data?, response: HTTPURLResponse?, error: Error?) {
+        lock.withLock { (self.data, self.response, self.error) = (data, response, error) }
+    }
+    func get() -> (Data?, HTTPURLResponse?, Error?) { lock.withLock { (data, response, error) } }
+}
+
+/// Forwards a session's callbacks to its stream (the session keeps its delegate alive; the
+/// delegate does not keep the stream).
+private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    weak var stream: HTTPStream?
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void)
+    {
+        completionHandler(stream?.didReceive(response, task: dataTask) == true ? .allow : .cancel)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        stream?.didReceive(data, task: dataTask)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+        stream?.didComplete(error, task: task)
+    }
+}

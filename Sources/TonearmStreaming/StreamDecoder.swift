@@ -1,0 +1,469 @@
+import Foundation
+import TonearmCore
+import TonearmFormats
+import TonearmConvert
+import TonearmPlayback
+
+/// Decodes an ``HTTPStream`` as it arrives: the push path of seeds 000 and 002
+/// (``AudioFileStream`` → ``AudioConverter``) on a thread of its own, into a bounded buffer
+/// of PCM that a player node reads without waiting (``StreamingFrameSource``).
+///
+/// - Seeking goes through ``AudioFileStream/seek(toPacket:)`` (or `seek(toFrame:)` where packets
+///   vary in length), then a Range request at that byte and `.discontinuity`; where packets
+///   have a fixed frame count the decoded frames before the target are dropped, so the seek is
+///   sample-accurate (MP3 decodes one packet early for its bit reservoir).
+/// - Titles: ICY `StreamTitle`s and an Ogg chain's new comments come out as
+///   ``Event/title(_:frame:)`` with the client frame they begin at.
+/// - A live stream that reconnected is a discontinuity: the parser and the decoder start over.
+public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
+    public enum Event: Sendable, Equatable {
+        /// The format is known; frames follow.
+        case ready(StreamDescription)
+        /// A new title begins at this client frame (ICY StreamTitle, or an Ogg chain's comments).
+        case title(String, frame: Int64)
+        /// The bytes stopped following each other (a live stream reconnected), at this frame.
+        case discontinuity(frame: Int64)
+        /// Packets the decoder could not use were skipped.
+        case decodeError(AudioError)
+        /// The stream ended; every frame was decoded.
+        case ended
+        /// The stream or the decoder failed for good.
+        case failed(AudioError)
+    }
+
+    public let stream: HTTPStream
+    /// Gets every byte the decoder reads, in order, and the ICY titles at their bytes.
+    public var recorder: StreamRecorder?
+    /// Called on the decoder's or the network's thread. Set before ``open(timeout:)``.
+    public var onEvent: (@Sendable (Event) -> Void)?
+    /// Seconds of decoded audio held ahead of the reader.
+    public let bufferSeconds: Double
+
+    private let condition = NSCondition()
+    private var thread: Thread?
+    // Guarded by `condition`.
+    private var parser: AudioFileStream!
+    private var converter: AudioConverter?
+    private var clientFormat: StreamDescription?
+    private var pcm: [UInt8] = []
+    private var pcmStart = 0
+    /// Client frames decoded since the start (or since the last seek's target).
+    private var decodedFrames: Int64 = 0
+    /// Client frames handed to the reader.
+    private var readFrames: Int64 = 0
+    private var ended = false
+    private var failure: AudioError?
+    private var closed = false
+    private var seekTarget: Int64?
+    private var pendingTitles: [(offset: Int64, title: String)] = []
+    private var formatChanged = false
+    private var lastTitle: String?
+    private var events: [Event] = []
+
+    /// The stream's data format, once ``open(timeout:)`` returned.
+    public private(set) var fileDataFormat = StreamDescription.float32(sampleRate: 44100, channels: 2)
+    /// What the parser learnt: length, packet table, info dictionary…
+    public var properties: FileProperties? { condition.withLock { parser?.properties } }
+
+    public init(stream: HTTPStream, bufferSeconds: Double = 4) {
+        self.stream = stream
+        self.bufferSeconds = max(0.5, bufferSeconds)
+    }
+
+    deinit { close() }
+
+    /// Connects, and parses until the format is known (waiting at most `timeout` seconds for
+    /// the bytes). Throws 'typ?' when the bytes are in no format Tonearm reads.
+    public func open(timeout: Double = 15) throws(AudioError) {
+        let info = try stream.open()
+        condition.lock()
+        defer { condition.unlock() }
+        parser = AudioFileStream(fileTypeHint: info.fileTypeHint, propertyListener: { [unowned self] s, id, _ in
+            propertyFound(s, id)
+        }, packets: { [unowned self] _, count, data, descriptions in
+            decode(data, count: count, descriptions: descriptions)
+        })
+        if stream.isSeekable {
+            let source = stream
+            parser.byteRangeFetcher = { (offset, count) throws(AudioError) in try source.fetch(offset: offset, count: count) }
+            parser.sourceSize = stream.size
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        while !parser.isReadyToProducePackets {
+            guard Date() < deadline else { throw AudioError(.timedOut, "the format of \(stream.url) was not known after \(Int(timeout)) s") }
+            condition.unlock()
+            let got: (count: Int, discontinuity: Bool)?
+            do { got = try chunk.withMutableBytes { raw throws(AudioError) in try stream.read(into: raw, waitingUpTo: 0.25) } } catch {
+                condition.lock()
+                throw error
+            }
+            condition.lock()
+            guard let got else { continue }
+            if got.count == 0 {
+                try parser.parse(nil)
+                guard parser.isReadyToProducePackets else {
+                    throw AudioError(.unsupportedFileType, "\(stream.url) ended before its format was known")
+                }
+                break
+            }
+            try parser.parse(chunk[..<got.count], flags: got.discontinuity ? .discontinuity : [])
+            // Titles in these first bytes begin with the first frame.
+            takeTitles()
+            noteTitles(upTo: stream.position)
+        }
+        guard let format = parser.properties?.dataFormat else { throw AudioError(.invalidFile, "no data format") }
+        fileDataFormat = format
+        events.append(.ready(format))
+    }
+
+    // MARK: StreamingFrameSource
+
+    /// Sets the PCM format frames are handed out in. They are always interleaved: a
+    /// non-interleaved format is taken as its interleaved form.
+    public func setClientFormat(_ format: StreamDescription) throws(AudioError) {
+        guard format.formatID == .linearPCM, format.bitsPerChannel > 0 else {
+            throw AudioError(.unsupportedDataFormat, "a stream decodes to linear PCM, not \(format)")
+        }
+        condition.lock()
+        defer { condition.unlock() }
+        clientFormat = format.isInterleaved ? format
+            : .pcm(sampleRate: format.sampleRate, channels: format.channelsPerFrame, bits: format.bitsPerChannel,
+                   isFloat: format.isFloat, interleaved: true)
+        try makeConverter()
+        if thread == nil {
+            let t = Thread { [weak self] in self?.run() }
+            t.name = "tonearm.stream-decoder"
+            thread = t
+            t.start()
+        }
+    }
+
+    /// The client-format length, when the stream has a known length and the parser counted
+    /// or estimated its frames.
+    public var clientLengthFrames: Int64? {
+        condition.withLock {
+            guard let client = clientFormat, let p = parser?.properties, stream.size != nil, !p.isEstimated,
+                  let frames = p.validFrames, frames > 0, fileDataFormat.sampleRate > 0 else { return nil }
+            return Int64((Double(frames) * client.sampleRate / fileDataFormat.sampleRate).rounded())
+        }
+    }
+
+    public func readAvailable(frames: Int, into bytes: inout [UInt8]) throws(AudioError) -> Int? {
+        condition.lock()
+        let (n, pending) = take(frames: frames, into: &bytes)
+        condition.unlock()
+        flush(pending)
+        return n
+    }
+
+    /// Waits until frames are ready (or the end): for callers not bound to a render deadline.
+    public func read(frames: Int, into bytes: inout [UInt8]) throws(AudioError) -> Int {
+        while true {
+            guard let n = try readAvailable(frames: frames, into: &bytes) else {
+                condition.lock()
+                if pcm.count == pcmStart && !ended { _ = condition.wait(until: Date().addingTimeInterval(0.1)) }
+                condition.unlock()
+                continue
+            }
+            return n
+        }
+    }
+
+    public func seek(toFrame frame: Int64) throws(AudioError) {
+        condition.withLock {
+            seekTarget = max(0, frame)
+            pcm.removeAll(keepingCapacity: true)
+            pcmStart = 0
+            readFrames = max(0, frame)
+            condition.broadcast()
+        }
+    }
+
+    /// Seconds of decoded audio ready to play.
+    public var bufferedSeconds: Double {
+        condition.withLock {
+            guard let client = clientFormat, client.bytesPerFrame > 0, client.sampleRate > 0 else { return 0 }
+            return Double((pcm.count - pcmStart) / Int(client.bytesPerFrame)) / client.sampleRate
+        }
+    }
+
+    /// True once every frame was decoded and read.
+    public var isAtEnd: Bool { condition.withLock { ended && pcm.count == pcmStart } }
+
+    public func close() {
+        condition.withLock {
+            closed = true
+            condition.broadcast()
+        }
+        stream.close()
+    }
+
+    // MARK: The decoder's thread
+
+    private func run() {
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        while true {
+            condition.lock()
+            if closed { condition.unlock(); return }
+            if ended && seekTarget == nil {
+                // Everything decoded (or failed): a seek back may still come.
+                _ = condition.wait(until: Date().addingTimeInterval(0.1))
+                condition.unlock()
+                continue
+            }
+            if let target = seekTarget {
+                seekTarget = nil
+                let error = applySeek(to: target)
+                if let error { fail(error) }
+                condition.unlock()
+                continue
+            }
+            // Wait while the buffer holds enough.
+            if let client = clientFormat, pcm.count - pcmStart >= Int(bufferSeconds * client.sampleRate) * Int(client.bytesPerFrame) {
+                _ = condition.wait(until: Date().addingTimeInterval(0.1))
+                condition.unlock()
+                continue
+            }
+            let position = stream.position
+            condition.unlock()
+            let got: (count: Int, discontinuity: Bool)?
+            do {
+                got = try chunk.withMutableBytes { raw throws(AudioError) in try stream.read(into: raw, waitingUpTo: 0.1) }
+            } catch {
+                condition.withLock { fail(error) }
+                return
+            }
+            condition.lock()
+            guard let got, seekTarget == nil else { condition.unlock(); continue }
+            // The titles within these bytes were queued before the bytes could be read.
+            takeTitles()
+            if let recorder, got.count > 0 {
+                do { try chunk.withBytes { raw throws(AudioError) in try recorder.write(UnsafeRawBufferPointer(rebasing: raw[..<got.count]), at: position) } } catch {
+                    events.append(.failed(AudioError(error.code, "recording stopped: \(error.message)")))
+                    self.recorder = nil
+                }
+            }
+            do throws(AudioError) {
+                if got.count == 0 {
+                    try parser.parse(nil)
+                    if let converter { var tail: [UInt8] = []; try converter.finish(into: &tail); append(tail) }
+                    ended = true
+                    events.append(.ended)
+                } else {
+                    if got.discontinuity {
+                        events.append(.discontinuity(frame: decodedFrames))
+                        converter?.reset()
+                    }
+                    // In pieces cut at the titles, so that each title lands on the frames
+                    // decoded before its byte.
+                    var start = 0
+                    var flags: AudioFileStream.ParseFlags = got.discontinuity ? .discontinuity : []
+                    while start < got.count {
+                        var end = got.count
+                        if let next = pendingTitles.first, next.offset < position + Int64(got.count) {
+                            end = max(start, Int(next.offset - position))
+                        }
+                        if end > start {
+                            try parser.parse(chunk[start..<end], flags: flags)
+                            flags = []
+                        }
+                        noteTitles(upTo: position + Int64(end))
+                        start = end
+                    }
+                }
+            } catch {
+                // Bytes no parser can follow (garbage in a stream): report, and go on with the next.
+                events.append(.decodeError(error))
+            }
+            condition.broadcast()
+            let pending = events
+            events = []
+            condition.unlock()
+            flush(pending)
+        }
+    }
+
+    /// Called with the lock held, from the parser inside `parse`.
+    private func propertyFound(_ s: AudioFileStream, _ id: AudioFilePropertyID) {
+        guard s.isReadyToProducePackets else { return }
+        switch id {
+        case .dataFormat, .magicCookieData:
+            formatChanged = true
+        case .infoDictionary:
+            // An Ogg chain's next link: its comments name what plays now.
+            if let info = s.properties?.info, let title = Self.title(of: info) { noteTitle(title, frame: decodedFrames) }
+        default:
+            break
+        }
+    }
+
+    private func decode(_ data: UnsafeRawBufferPointer, count: Int, descriptions: [PacketDescription]?) {
+        do throws(AudioError) {
+            if formatChanged {
+                formatChanged = false
+                if let format = parser.properties?.dataFormat { fileDataFormat = format }
+                try makeConverter()
+            }
+            guard let converter else {
+                // Packets that came with the format, before the reader chose its format.
+                if heldPackets.reduce(0, { $0 + $1.data.count }) + data.count <= Self.maximumHeldBytes {
+                    heldPackets.append((Array(data), count, descriptions))
+                }
+                return
+            }
+            var out: [UInt8] = []
+            try converter.convert(packets: data, count: count, descriptions: descriptions, into: &out)
+            append(out)
+        } catch {
+            events.append(.decodeError(error))
+            converter?.reset()
+        }
+    }
+
+    private func makeConverter() throws(AudioError) {
+        guard let client = clientFormat, parser != nil, let format = parser.properties?.dataFormat else { return }
+        let c = try AudioConverter(from: format, to: client, magicCookie: parser.properties?.magicCookie)
+        if converter == nil, let table = parser.properties?.packetTableInfo {
+            // The first link: trim the priming, and the padding when the length is known (a
+            // live stream goes on past what its first header says).
+            c.packetTableInfo = table
+            if parser.properties?.isEstimated != false || stream.size == nil { c.framesToKeep = nil }
+        }
+        try c.prepare()
+        converter = c
+        let held = heldPackets
+        heldPackets = []
+        for p in held {
+            p.data.withUnsafeBytes { decode($0, count: p.count, descriptions: p.descriptions) }
+        }
+    }
+
+    /// Packets held before the converter exists, and their limit.
+    private var heldPackets: [(data: [UInt8], count: Int, descriptions: [PacketDescription]?)] = []
+    private static let maximumHeldBytes = 4 << 20
+
+    /// Appends decoded bytes to what the reader takes.
+    private func append(_ bytes: [UInt8]) {
+        guard let client = clientFormat, client.bytesPerFrame > 0, !bytes.isEmpty else { return }
+        if pcmStart > 0 && pcmStart >= pcm.count / 2 {
+            pcm.removeFirst(pcmStart)
+            pcmStart = 0
+        }
+        pcm.append(contentsOf: bytes)
+        decodedFrames += Int64(bytes.count / Int(client.bytesPerFrame))
+    }
+
+    /// Hands up to `frames` frames over. Caller holds the lock.
+    private func take(frames: Int, into bytes: inout [UInt8]) -> (Int?, [Event]) {
+        bytes.removeAll(keepingCapacity: true)
+        let pending = events
+        events = []
+        guard let client = clientFormat, client.bytesPerFrame > 0 else { return (nil, pending) }
+        let frameBytes = Int(client.bytesPerFrame)
+        let available = (pcm.count - pcmStart) / frameBytes
+        if available == 0 {
+            if let failure { _ = failure; return (0, pending) }
+            return (ended && seekTarget == nil ? 0 : nil, pending)
+        }
+        let n = min(frames, available)
+        bytes.append(contentsOf: pcm[pcmStart..<pcmStart + n * frameBytes])
+        pcmStart += n * frameBytes
+        readFrames += Int64(n)
+        condition.broadcast()
+        return (n, pending)
+    }
+
+    private func flush(_ pending: [Event]) {
+        guard !pending.isEmpty, let handler = onEvent else { return }
+        for e in pending { handler(e) }
+    }
+
+    private func fail(_ error: AudioError) {
+        guard failure == nil else { return }
+        failure = error
+        ended = true
+        events.append(.failed(error))
+        condition.broadcast()
+    }
+
+    /// Finds the byte to read on from, and restarts the stream there. Caller holds the lock.
+    ///
+    /// With a fixed frame count per packet, the packet holding the target (less the decoder's
+    /// preroll) is read from and the converter drops the decoded frames before the target, as
+    /// ExtAudioFile does: exact when the parser knows the packet's offset, else the position is
+    /// the estimate's.
+    private func applySeek(to target: Int64) -> AudioError? {
+        guard let client = clientFormat, fileDataFormat.sampleRate > 0, let converter else { return nil }
+        let scale = client.sampleRate / fileDataFormat.sampleRate
+        let fileFrame = Int64((Double(target) / scale).rounded())
+        let properties = parser.properties
+        let priming = Int64(max(0, properties?.packetTableInfo?.primingFrames ?? 0))
+        let fpp = Int64(fileDataFormat.framesPerPacket)
+        do throws(AudioError) {
+            let byteOffset: Int64
+            var skip: Int64 = 0
+            if fpp > 0 {
+                let decoded = priming + fileFrame
+                let packet = max(0, decoded / fpp - Int64(converter.decoderPrerollPackets))
+                byteOffset = try parser.seek(toPacket: packet).byteOffset
+                skip = decoded - packet * fpp
+            } else {
+                byteOffset = try parser.seek(toFrame: fileFrame).byteOffset
+            }
+            guard let dataOffset = properties?.dataOffset else { return AudioError(.dataUnavailable, "no data offset") }
+            try stream.seek(to: dataOffset + byteOffset)
+            converter.reset()
+            converter.framesToSkip = skip
+            let valid = properties?.isEstimated == false ? properties?.packetTableInfo.flatMap { $0.numberValidFrames > 0 ? $0.numberValidFrames : nil } : nil
+            converter.framesToKeep = valid.map { max(0, $0 - fileFrame) }
+            decodedFrames = target
+            pcm.removeAll(keepingCapacity: true)
+            pcmStart = 0
+            ended = false
+            pendingTitles.removeAll()
+            // The parser takes the next bytes as following the seek.
+            try parser.parse([UInt8](), flags: .discontinuity)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    // MARK: Titles
+
+    /// Takes the ICY titles the stream received, each with the audio byte it precedes.
+    /// Caller holds the lock.
+    private func takeTitles() {
+        for (offset, metadata) in stream.takeMetadata() {
+            guard let title = metadata.streamTitle else { continue }
+            pendingTitles.append((offset, title))
+            recorder?.noteTitle(title, at: offset)
+        }
+    }
+
+    /// Titles whose byte has been parsed begin at the frames decoded so far. Caller holds the lock.
+    private func noteTitles(upTo position: Int64) {
+        while let first = pendingTitles.first, first.offset <= position {
+            pendingTitles.removeFirst()
+            noteTitle(first.title, frame: decodedFrames)
+        }
+    }
+
+    private func noteTitle(_ title: String, frame: Int64) {
+        guard title != lastTitle else { return }
+        lastTitle = title
+        events.append(.title(title, frame: frame))
+    }
+
+    static func title(of info: InfoDictionary) -> String? {
+        let title = info[InfoDictionary.title].flatMap { $0.isEmpty ? nil : $0 }
+        let artist = info[InfoDictionary.artist].flatMap { $0.isEmpty ? nil : $0 }
+        switch (artist, title) {
+        case (let a?, let t?): return "\(a) - \(t)"
+        case (nil, let t?): return t
+        case (let a?, nil): return a
+        default: return nil
+        }
+    }
+}
