@@ -41,7 +41,7 @@ let package = Package(
         .testTarget(name: "TonearmCodecsTests", dependencies: ["Tonearm", "TonearmTestSupport"]),
         .testTarget(name: "TonearmConvertTests", dependencies: ["TonearmConvert", "TonearmTestSupport"]),
         .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "Tonearm", "TonearmTestSupport"]),
-        .testTarget(name: "TonearmStreamingTests", dependencies: ["TonearmStreaming", "Tonearm", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmStreamingTests", dependencies: ["TonearmStreaming", "Tonearm", "TonearmCLI", "TonearmTestSupport"]),
         .testTarget(name: "TonearmCLITests", dependencies: ["TonearmCLI", "Tonearm", "TonearmTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -192,8 +192,15 @@ enum StreamCommand {
         }
         defer { recorder?.close() }
         var packets: Int64 = 0
-        let parser = AudioFileStream(fileTypeHint: stream.fileTypeHint, propertyListener: { _, _, _ in },
-                                     packets: { _, count, _, _ in packets += Int64(count) })
+        // Titles from the stream's own tags: an Ogg chain's next link brings new comments.
+        var tagTitles: [String] = []
+        let parser = AudioFileStream(fileTypeHint: stream.fileTypeHint, propertyListener: { s, id, _ in
+            if id == .infoDictionary || id == .readyToProducePackets, s.isReadyToProducePackets,
+               let title = s.properties?.info.displayTitle, title != tagTitles.last {
+                tagTitles.append(title)
+            }
+        }, packets: { _, count, _, _ in packets += Int64(count) })
+        var reportedTitles = 0
         var reportedFormat = false
         var parsing = true
         var chunk = [UInt8](repeating: 0, count: 16384)
@@ -243,6 +250,8 @@ enum StreamCommand {
                     report.format(f, bitRate: parser.properties?.bitRate.map(Int.init) ?? stream.icyHeaders?.bitRate.map { $0 * 1000 },
                                   duration: nil)
                 }
+                for title in tagTitles.dropFirst(reportedTitles) { report.title(title, time: received) }
+                reportedTitles = tagTitles.count
             }
             if let f = parser.properties?.dataFormat, f.sampleRate > 0, f.framesPerPacket > 0 {
                 received = Double(packets * Int64(f.framesPerPacket)) / f.sampleRate

@@ -34,7 +34,7 @@ import TonearmFormats
 ///
 /// It is also a ``MediaSource``: where the server serves ranges, `AudioFile(source:)` reads it
 /// at any offset, each jump beyond the buffer costing one Range request.
-public final class HTTPStream: MediaSource, @unchecked Sendable {
+public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sendable {
     public struct Options: Sendable {
         /// Bytes read ahead of the reader before the network waits for it.
         public var bufferSize = 1 << 20
@@ -101,7 +101,7 @@ public final class HTTPStream: MediaSource, @unchecked Sendable {
     private var readPosition: Int64 = 0
     /// Where the bytes after a reconnect begin on a live stream.
     private var discontinuities: [Int64] = []
-    private var task: URLSessionDataTask?
+    private var task: (any HTTPTransfer)?
     /// The offset the current request asked for; bytes before it in a 200 body are skipped.
     private var requestOffset: Int64 = 0
     private var skipBytes: Int64 = 0
@@ -301,9 +301,30 @@ public final class HTTPStream: MediaSource, @unchecked Sendable {
         }
         if let wanted { return wanted }
         if let length = size, offset >= length { return [] }
-        guard let target = URL(string: response?.url ?? url) else { throw AudioError(.illegalOperation, "bad URL \(url)") }
-        var request = makeRequest(target, offset: offset, last: offset + Int64(count) - 1, icy: false)
+        let target = response?.url ?? url
+        let headers = requestHeaders(offset: offset, last: offset + Int64(count) - 1, icy: false)
+        let info: HTTPResponseInfo
+        let body: [UInt8]
+        if URLParts.isPlainHTTP(target) {
+            (info, body) = try SocketTransfer.get(target, headers: headers, timeout: options.stallTimeout, limit: count)
+        } else {
+            (info, body) = try fetchWithURLSession(target, headers: headers, offset: offset, count: count)
+        }
+        if info.statusCode == 416 { return [] }
+        guard info.statusCode == 206, let range = info.contentRange, range.first == offset else {
+            throw AudioError(info.statusCode >= 400 ? .httpStatus : .rangeNotSupported,
+                             "the server answered \(info.statusCode) to a Range request for bytes \(offset)-\(offset + Int64(count) - 1)")
+        }
+        return Array(body.prefix(count))
+    }
+
+    private func fetchWithURLSession(_ target: String, headers: [(String, String)], offset: Int64, count: Int) throws(AudioError)
+        -> (HTTPResponseInfo, [UInt8])
+    {
+        guard let targetURL = URL(string: target) else { throw AudioError(.illegalOperation, "bad URL \(target)") }
+        var request = URLRequest(url: targetURL)
         request.timeoutInterval = options.stallTimeout
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let result = FetchResult()
         let done = DispatchSemaphore(value: 0)
         let fetchTask = session.dataTask(with: request) { data, response, error in
@@ -318,13 +339,7 @@ public final class HTTPStream: MediaSource, @unchecked Sendable {
         let (data, http, error) = result.get()
         if let error { throw AudioError(.network, "a Range request for bytes \(offset)-\(offset + Int64(count) - 1) failed: \(error.localizedDescription)") }
         guard let http, let data else { throw AudioError(.network, "a Range request got no response") }
-        let info = Self.info(http, fallbackURL: target.absoluteString)
-        if info.statusCode == 416 { return [] }
-        guard info.statusCode == 206, let range = info.contentRange, range.first == offset else {
-            throw AudioError(info.statusCode >= 400 ? .httpStatus : .rangeNotSupported,
-                             "the server answered \(info.statusCode) to a Range request for bytes \(offset)-\(offset + Int64(count) - 1)")
-        }
-        return [UInt8](data.prefix(count))
+        return (Self.info(http, fallbackURL: target), [UInt8](data.prefix(count)))
     }
 
     /// The largest ``fetch(offset:count:)``.
@@ -360,29 +375,40 @@ public final class HTTPStream: MediaSource, @unchecked Sendable {
     // MARK: Connections (caller holds the condition's lock)
 
     private func connect(at offset: Int64) {
-        guard !closed, let target = URL(string: last?.url ?? url) else { return }
+        let target = last?.url ?? url
+        guard !closed else { return }
         let live = first != nil && first?.resourceLength == nil
         let ranged = !live && offset > 0 && first?.acceptsRanges != false
-        let request = makeRequest(target, offset: ranged ? offset : nil, last: nil, icy: options.requestsICYMetadata)
+        let headers = requestHeaders(offset: ranged ? offset : nil, last: nil, icy: options.requestsICYMetadata)
         requestOffset = offset
         skipBytes = live ? 0 : offset        // until a 206 says the range was honoured
         responded = false
         demuxer = nil
         lastProgress = Self.now()
         stalledReported = false
-        let newTask = session.dataTask(with: request)
-        task = newTask
-        newTask.resume()
+        if URLParts.isPlainHTTP(target) {
+            // Radio servers answer in ways Linux's URLSession refuses (see SocketTransfer).
+            let transfer = SocketTransfer()
+            task = transfer
+            transfer.start(url: target, headers: headers, timeout: options.connectTimeout, delegate: self)
+        } else if let targetURL = URL(string: target) {
+            var request = URLRequest(url: targetURL)
+            request.timeoutInterval = options.connectTimeout
+            for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+            let newTask = session.dataTask(with: request)
+            task = newTask
+            newTask.resume()
+        } else {
+            fail(AudioError(.illegalOperation, "bad URL \(target)"))
+        }
     }
 
-    private func makeRequest(_ target: URL, offset: Int64?, last: Int64?, icy: Bool) -> URLRequest {
-        var request = URLRequest(url: target)
-        request.timeoutInterval = options.connectTimeout
-        request.setValue(options.userAgent, forHTTPHeaderField: "User-Agent")
-        if icy { request.setValue("1", forHTTPHeaderField: "Icy-MetaData") }
-        if let offset { request.setValue("bytes=\(offset)-\(last.map(String.init) ?? "")", forHTTPHeaderField: "Range") }
-        for (name, value) in options.headers { request.setValue(value, forHTTPHeaderField: name) }
-        return request
+    private func requestHeaders(offset: Int64?, last: Int64?, icy: Bool) -> [(String, String)] {
+        var headers = [("User-Agent", options.userAgent)]
+        if icy { headers.append(("Icy-MetaData", "1")) }
+        if let offset { headers.append(("Range", "bytes=\(offset)-\(last.map(String.init) ?? "")")) }
+        for (name, value) in options.headers.sorted(by: { $0.key < $1.key }) { headers.append((name, value)) }
+        return headers
     }
 
     private func fail(_ error: AudioError) {
@@ -453,15 +479,10 @@ public final class HTTPStream: MediaSource, @unchecked Sendable {
 
     // MARK: Delegate callbacks (on the session's queue)
 
-    fileprivate func didReceive(_ response: URLResponse, task: URLSessionTask) -> Bool {
+    func transfer(_ task: any HTTPTransfer, didReceive info: HTTPResponseInfo) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard task === self.task, !closed else { return false }
-        guard let http = response as? HTTPURLResponse else {
-            fail(AudioError(.httpStatus, "\(url) did not answer with HTTP"))
-            return false
-        }
-        let info = Self.info(http, fallbackURL: url)
         if info.statusCode >= 400 || info.statusCode < 200 || info.statusCode >= 300 {
             let error = AudioError(.httpStatus, "\(info.url) answered \(info.statusCode) \(HTTPURLResponse.localizedString(forStatusCode: info.statusCode))")
             if first == nil || (400..<500).contains(info.statusCode) { fail(error) } else { connectionLost(error) }
@@ -500,14 +521,14 @@ public final class HTTPStream: MediaSource, @unchecked Sendable {
         return true
     }
 
-    fileprivate func didReceive(_ data: Data, task: URLSessionTask) {
+    func transfer(_ task: any HTTPTransfer, didReceive raw: UnsafeRawBufferPointer) {
         condition.lock()
         guard task === self.task, !closed, responded else { condition.unlock(); return }
         lastProgress = Self.now()
         stalledReported = false
         var audio: [UInt8] = []
         var titles: [(ICYMetadata, Int64)] = []
-        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+        do {
             var bytes = raw
             if skipBytes > 0 {
                 let skip = Int(min(Int64(bytes.count), skipBytes))
@@ -544,7 +565,7 @@ public final class HTTPStream: MediaSource, @unchecked Sendable {
         condition.broadcast()
     }
 
-    fileprivate func didComplete(_ error: Error?, task: URLSessionTask) {
+    func transfer(_ task: any HTTPTransfer, didCompleteWith error: AudioError?) {
         condition.lock()
         defer { condition.unlock() }
         guard task === self.task, !closed else { return }
@@ -552,8 +573,7 @@ public final class HTTPStream: MediaSource, @unchecked Sendable {
         guard !finished else { return }
         let received = bufferStart + Int64(buffer.count)
         if let error {
-            let code: AudioError.Code = (error as? URLError)?.code == .timedOut ? .timedOut : .network
-            let reason = AudioError(code, "\(last?.url ?? url): \(error.localizedDescription) at byte \(received)")
+            let reason = AudioError(error.code, "\(last?.url ?? url): \(error.message) at byte \(received)")
             if first == nil { fail(reason) } else { connectionLost(reason) }
             return
         }
@@ -597,6 +617,9 @@ public final class HTTPStream: MediaSource, @unchecked Sendable {
 }
 
 extension URLParts {
+    /// `http:` (not `https:`): read with ``SocketTransfer``.
+    static func isPlainHTTP(_ url: String) -> Bool { url.lowercased().hasPrefix("http://") }
+
     static func isHTTP(_ url: String) -> Bool {
         let lower = url.lowercased()
         return lower.hasPrefix("http://") || lower.hasPrefix("https://")
@@ -623,14 +646,23 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping (URLSession.ResponseDisposition) -> Void)
     {
-        completionHandler(stream?.didReceive(response, task: dataTask) == true ? .allow : .cancel)
+        guard let stream else { return completionHandler(.cancel) }
+        guard let http = response as? HTTPURLResponse else {
+            stream.transfer(dataTask, didCompleteWith: AudioError(.httpStatus, "\(stream.url) did not answer with HTTP"))
+            return completionHandler(.cancel)
+        }
+        let info = HTTPStream.info(http, fallbackURL: stream.url)
+        completionHandler(stream.transfer(dataTask, didReceive: info) ? .allow : .cancel)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        stream?.didReceive(data, task: dataTask)
+        data.withUnsafeBytes { stream?.transfer(dataTask, didReceive: $0) }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-        stream?.didComplete(error, task: task)
+        let audioError = error.map { e -> AudioError in
+            AudioError((e as? URLError)?.code == .timedOut ? .timedOut : .network, e.localizedDescription)
+        }
+        stream?.transfer(task, didCompleteWith: audioError)
     }
 }

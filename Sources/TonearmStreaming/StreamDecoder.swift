@@ -114,6 +114,8 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         }
         guard let format = parser.properties?.dataFormat else { throw AudioError(.invalidFile, "no data format") }
         fileDataFormat = format
+        // The title the file's own tags give (an Ogg stream's first link, an ID3 tag).
+        if lastTitle == nil, let title = parser.properties?.info.displayTitle { noteTitle(title, frame: 0) }
         events.append(.ready(format))
     }
 
@@ -292,7 +294,7 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
             formatChanged = true
         case .infoDictionary:
             // An Ogg chain's next link: its comments name what plays now.
-            if let info = s.properties?.info, let title = Self.title(of: info) { noteTitle(title, frame: decodedFrames) }
+            if let title = s.properties?.info.displayTitle { noteTitle(title, frame: decodedFrames) }
         default:
             break
         }
@@ -456,9 +458,13 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         events.append(.title(title, frame: frame))
     }
 
-    static func title(of info: InfoDictionary) -> String? {
-        let title = info[InfoDictionary.title].flatMap { $0.isEmpty ? nil : $0 }
-        let artist = info[InfoDictionary.artist].flatMap { $0.isEmpty ? nil : $0 }
+}
+
+extension InfoDictionary {
+    /// What a player shows as the title: "artist - title", or whichever of the two is there.
+    public var displayTitle: String? {
+        let title = self[InfoDictionary.title].flatMap { $0.isEmpty ? nil : $0 }
+        let artist = self[InfoDictionary.artist].flatMap { $0.isEmpty ? nil : $0 }
         switch (artist, title) {
         case (let a?, let t?): return "\(a) - \(t)"
         case (nil, let t?): return t

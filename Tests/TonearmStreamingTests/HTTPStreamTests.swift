@@ -187,9 +187,20 @@ final class HTTPStreamTests: XCTestCase {
         XCTAssertEqual(try stream.fetch(offset: 1234, count: 100), Array(expected[1234..<1334]))
         XCTAssertEqual(try stream.fetch(offset: Int64(expected.count - 10), count: 100), Array(expected[(expected.count - 10)...]))
 
-        let plain = HTTPStream(url: s.url("files/\(mp3)?norange=1"), options: fastOptions())
+        // Without ranges only what is buffered can be reached: a trickled body has not got far.
+        var small = fastOptions()
+        small.bufferSize = 4096
+        small.historySize = 4096
+        let plain = HTTPStream(url: s.url("files/\(mp3)?norange=1&trickle=20000"), options: small)
         try plain.open()
+        var first = [UInt8](repeating: 0, count: 1000)
+        var got = 0
+        while got < 1000 {
+            got += try first.withMutableBytes { raw throws(AudioError) in try plain.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[got...])).count }
+        }
         XCTAssertThrowsError(try plain.seek(to: 40000)) { XCTAssertEqual(($0 as? AudioError)?.code, .rangeNotSupported) }
+        try plain.seek(to: 10)
+        XCTAssertTrue(try readAll(plain).bytes == Array(expected[10...]), "a seek back within the buffer")
     }
 
     /// A radio stream: the ICY blocks are stripped exactly (the audio is the file, looped),
@@ -218,6 +229,22 @@ final class HTTPStreamTests: XCTestCase {
         // The server's first block follows audio byte 1000; the second title is in the first
         // block after the loop's end.
         XCTAssertEqual(Array(offsets.prefix(2)), [1000, Int64((expected.count + 999) / 1000 * 1000)])
+    }
+
+    /// A SHOUTcast v1 server answers `ICY 200 OK`, which Linux's URLSession refuses: the
+    /// plain-HTTP client reads it as HTTP/1.0's 200.
+    func testASHOUTcastV1StatusLineIsRead() throws {
+        let s = try server()
+        let expected = try readWholeFile(fixturesDirectory + "/" + mp3)
+        let events = Events()
+        let stream = HTTPStream(url: s.url("live/\(mp3)?icyok=1&metaint=5000&loops=1&titles=V1"), options: fastOptions())
+        stream.onEvent = { events.append($0) }
+        let info = try stream.open()
+        XCTAssertEqual(info.statusCode, 200)
+        XCTAssertEqual(info.icy.metaInterval, 5000)
+        XCTAssertTrue(try readAll(stream).bytes == expected)
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(events.titles, ["V1"])
     }
 
     /// Without Icy-MetaData the same station sends plain audio, passed through untouched.

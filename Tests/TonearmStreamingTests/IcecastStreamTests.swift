@@ -1,0 +1,95 @@
+import Foundation
+import XCTest
+import Tonearm
+import TonearmTestSupport
+import TonearmCLI
+
+/// Tonearm's client against a real Icecast2 on loopback, ffmpeg as the source client (the
+/// harness in TonearmTestSupport). Each test streams a fixture in real time (about 5 s).
+final class IcecastStreamTests: XCTestCase {
+    private func makeServer() throws -> IcecastTestServer {
+        do {
+            return try IcecastTestServer()
+        } catch IcecastTestServerError.notInstalled(let what) where !IcecastTestServer.isRequired {
+            throw XCTSkip("\(what) is not installed; set TONEARM_ICECAST_REQUIRED=1 to fail instead")
+        }
+    }
+
+    /// Ends when the station closes the connection (the source finished), instead of dialling again.
+    private func options() -> HTTPStream.Options {
+        var o = HTTPStream.Options()
+        o.maximumReconnects = 0
+        o.connectTimeout = 10
+        o.stallTimeout = 15
+        return o
+    }
+
+    /// HTTPStream connects with Icy-MetaData, reads the station's headers, reports the titles
+    /// set through the admin API in order, and hands over exactly the bytes ffmpeg sent (to the
+    /// last whole block Icecast forwards), no ICY byte among them.
+    func testTitlesInOrderAndTheAudioIsWhatTheSourceSent() throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let file = fixturesDirectory + "/radio/radio.mp3"
+        let sentPath = server.directory + "/sent.mp3"
+        let source = try server.startSource(mount: "/radio.mp3", file: file, format: .mp3, sentCopy: sentPath)
+        let stream = HTTPStream(url: server.url(mount: "/radio.mp3"), options: options())
+        let info = try stream.open()
+        XCTAssertEqual(info.icy.name, "Tonearm test radio")
+        XCTAssertEqual(info.icy.metaInterval, server.metaInterval)
+        XCTAssertEqual(stream.fileTypeHint, .mp3)
+
+        let wanted = ["Tonearm Radio - Morning Show", "Guns N' Roses - Don't Cry", "Кино - Группа крови"]
+        var audio: [UInt8] = []
+        var titles: [String] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        func pump() throws -> Bool {
+            let (n, _) = try chunk.withMutableBytes { raw throws(AudioError) in try stream.read(into: raw) }
+            titles += stream.takeMetadata().compactMap { $0.metadata.streamTitle }.filter { !$0.isEmpty }
+            audio += chunk[..<n]
+            return n > 0
+        }
+        for title in wanted {
+            try server.setTitle(mount: "/radio.mp3", title)
+            var open = true
+            while open && !titles.contains(title) { open = try pump() }
+            if !open { XCTFail("the stream ended before '\(title)' arrived (titles: \(titles))"); break }
+        }
+        while try pump() {}
+        try source.waitUntilFinished()
+        XCTAssertEqual(titles, wanted)
+        let sent = try readWholeFile(sentPath)
+        let delivered = sent.count - sent.count % IcecastTestServer.mp3BlockSize
+        XCTAssertEqual(audio.count, delivered)
+        XCTAssertTrue(audio.elementsEqual(sent.prefix(delivered)), "the audio differs from what the source sent")
+    }
+
+    /// A chained Ogg Opus station (no ICY blocks on Ogg): `tonearm stream --no-play` reports
+    /// each link's title from its comments, in order, and records the bytes the source sent.
+    func testAnOggChainsTitlesAreEvents() throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let file = fixturesDirectory + "/radio/chain.opus"
+        let sentPath = server.directory + "/sent.opus"
+        let source = try server.startSource(mount: "/chain.opus", file: file, format: .ogg, sentCopy: sentPath)
+        let record = server.directory + "/recorded.opus"
+        var out: [UInt8] = []
+        var err = ""
+        let console = Console(out: { out += $0 }, err: { err += $0 }, stderrIsTerminal: false)
+        let code = TonearmCommand.run(["stream", server.url(mount: "/chain.opus"), "--no-play", "--json-events",
+                                       "--reconnects", "0", "--record", record], console: console)
+        try source.waitUntilFinished()
+        XCTAssertEqual(code, 0, err)
+        let events = try String(decoding: out, as: UTF8.self).split(separator: "\n").map {
+            try XCTUnwrap(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        let data = try Data(contentsOf: URL(fileURLWithPath: fixturesDirectory + "/radio/radio.json"))
+        let golden = try XCTUnwrap((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["chain.opus"] as? [String: Any])
+        let links = try XCTUnwrap(golden["links"] as? [[String: Any]])
+        let expected = links.map { link in
+            [link["artist"] as? String, link["title"] as? String].compactMap { $0 }.joined(separator: " - ")
+        }
+        XCTAssertEqual(events.compactMap { $0["title"] as? String }, expected)
+        XCTAssertTrue(try readWholeFile(record) == readWholeFile(sentPath), "the recording differs from the sent bytes")
+    }
+}
