@@ -359,3 +359,33 @@ private func Glibc_send(_ fd: Int32, _ p: UnsafeRawPointer?, _ n: Int) -> Int { 
 private func Glibc_connect(_ fd: Int32, _ a: UnsafePointer<sockaddr>!, _ n: socklen_t) -> Int32 { Glibc.connect(fd, a, n) }
 private func Glibc_send(_ fd: Int32, _ p: UnsafeRawPointer?, _ n: Int) -> Int { Glibc.send(fd, p, n, Int32(MSG_NOSIGNAL)) }
 #endif
+
+/// Reads a whole HTTP response held in memory with the socket client's own reader (status
+/// line, headers, and a body with a length, chunked or to the end), as it would arrive from a
+/// server: for tests and fuzzing, and for responses captured to a file.
+public enum HTTPResponseParser {
+    /// The most bytes parsed (they pass through a socket pair's buffer).
+    public static let maximumInput = 64 << 10
+
+    public static func parse(_ bytes: [UInt8], url: String = "http://localhost/") throws(AudioError) -> (HTTPResponseInfo, body: [UInt8]) {
+        guard bytes.count <= maximumInput else { throw AudioError(.invalidInputSize, "more than \(maximumInput) bytes") }
+        var fds: [Int32] = [-1, -1]
+        #if canImport(Darwin)
+        let kind = SOCK_STREAM
+        #else
+        let kind = Int32(SOCK_STREAM.rawValue)
+        #endif
+        guard socketpair(AF_UNIX, kind, 0, &fds) == 0 else { throw AudioError(.network, "no socket pair") }
+        defer { _ = close(fds[0]); _ = close(fds[1]) }
+        var size = Int32(maximumInput * 2)
+        _ = setsockopt(fds[1], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        _ = setsockopt(fds[0], SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var reader = SocketTransfer.Reader(fd: fds[0])
+        try SocketTransfer.Reader(fd: fds[1]).send(bytes, timeout: 1)
+        _ = shutdown(fds[1], Int32(SHUT_WR))
+        let head = try reader.readHead(timeout: 1, url: url)
+        var body: [UInt8] = []
+        try reader.readBody(head: head, timeout: 1, cancelled: { false }) { body.append(contentsOf: $0) }
+        return (HTTPResponseInfo(statusCode: head.status, url: url, headers: head.headers), body)
+    }
+}

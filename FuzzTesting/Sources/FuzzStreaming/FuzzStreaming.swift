@@ -3,7 +3,9 @@ import Tonearm
 
 // The network layer's parsers: ICY demuxing (byte 0 picks the interval, byte 1 the chunk size;
 // the audio out plus the metadata bytes must add up to the input), ICY metadata text and
-// headers, and PLS/M3U playlists (byte 0's top bits pick the format hint).
+// headers, PLS/M3U playlists (byte 0's top bits pick the format hint), and whole HTTP
+// responses through the socket client's reader (status line, headers, chunked bodies), with
+// the range and length fields read from what it parsed.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
@@ -29,6 +31,13 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     _ = ICYHeaders(headers: [(name: "icy-name", value: body), (name: "icy-metaint", value: body)])
     let formats: [PlaylistFormat?] = [nil, .pls, .m3u, .m3u8]
     _ = try? Playlist.parse(body, format: formats[Int(bytes[0] >> 6)], baseURL: "http://fuzz.example/a/b.pls")
+    if let (info, _) = try? HTTPResponseParser.parse(Array(bytes.prefix(HTTPResponseParser.maximumInput))) {
+        _ = info.contentRange
+        _ = info.resourceLength
+        _ = info.acceptsRanges
+        _ = info.fileTypeHint
+        _ = info.icy
+    }
     return 0
 }
 
