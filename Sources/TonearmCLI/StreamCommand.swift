@@ -368,6 +368,9 @@ final class EventReporter {
         case .reconnecting(let attempt, let delay, let reason): reconnecting(attempt: attempt, delay: delay, reason: reason)
         case .resumed(let gap): resumed(discontinuity: gap)
         case .decodeError(let error): decodeError(error)
+        case .recordingStopped(let error):
+            emit("recordingStopped", [("code", .string(error.code.codeString)), ("message", .string(error.message))],
+                 text: "Recording stopped: \(error.message) (\(error.code.codeString))")
         case .failed(let error): failed(error, url: url)
         }
     }

@@ -25,6 +25,8 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         case discontinuity(frame: Int64)
         /// Packets the decoder could not use were skipped.
         case decodeError(AudioError)
+        /// The recorder could not write; playing goes on, recording stopped.
+        case recordingStopped(AudioError)
         /// The stream ended; every frame was decoded.
         case ended
         /// The stream or the decoder failed for good.
@@ -242,7 +244,7 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
             takeTitles()
             if let recorder, got.count > 0 {
                 do { try chunk.withBytes { raw throws(AudioError) in try recorder.write(UnsafeRawBufferPointer(rebasing: raw[..<got.count]), at: position) } } catch {
-                    events.append(.failed(AudioError(error.code, "recording stopped: \(error.message)")))
+                    events.append(.recordingStopped(error))
                     self.recorder = nil
                 }
             }

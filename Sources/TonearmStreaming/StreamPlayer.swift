@@ -46,6 +46,8 @@ public final class StreamPlayer: @unchecked Sendable {
         case resumed(isDiscontinuity: Bool)
         /// Packets that could not be decoded were skipped.
         case decodeError(AudioError)
+        /// The recording could not be written and stopped; playing goes on.
+        case recordingStopped(AudioError)
         case failed(AudioError)
     }
 
@@ -249,6 +251,7 @@ public final class StreamPlayer: @unchecked Sendable {
         switch e {
         case .title(let title, let frame): lock.withLock { pendingTitles.append((frame, title)) }
         case .decodeError(let error): onEvent?(.decodeError(error))
+        case .recordingStopped(let error): onEvent?(.recordingStopped(error))
         case .failed(let error):
             lock.withLock { failedError = error }
             onEvent?(.failed(error))
