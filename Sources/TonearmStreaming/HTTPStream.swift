@@ -40,6 +40,11 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
         public var bufferSize = 1 << 20
         /// Bytes kept behind the reader, so that a short step back needs no new request.
         public var historySize = 256 << 10
+        /// A file that keeps every byte of a file of known length as it arrives (ignored for a
+        /// live stream). The network is then not held back by the reader, the memory holds only
+        /// the newest bytes, and any byte already received is read back from the disk: a seek
+        /// into it needs no request, even from a server that serves no ranges.
+        public var diskCachePath: String?
         /// Seconds to wait for a server to answer.
         public var connectTimeout = 10.0
         /// Seconds without a byte (while the buffer has room) before the connection counts as
@@ -116,6 +121,8 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
     private var stalledReported = false
     private var closed = false
     private var reconnectPending = false
+    /// The disk cache, once the first response showed a length.
+    private var cache: DiskCache?
     /// ICY blocks not yet taken by ``takeMetadata()``, with the audio byte each precedes.
     private var metadataQueue: [(offset: Int64, metadata: ICYMetadata)] = []
     private static let maximumQueuedMetadata = 256
@@ -186,9 +193,13 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
     /// The offset of the next byte ``read(into:)`` returns.
     public var position: Int64 { condition.withLock { readPosition } }
 
-    /// Bytes received and not read yet.
+    /// Bytes received and not read yet (in memory, or on the disk from here on).
     public var bufferedBytes: Int {
-        condition.withLock { Int(max(0, bufferStart + Int64(buffer.count) - readPosition)) }
+        condition.withLock {
+            let memory = readPosition >= bufferStart ? bufferStart + Int64(buffer.count) - readPosition : 0
+            let disk = cache?.end(containing: readPosition).map { $0 - readPosition } ?? 0
+            return Int(max(0, memory, disk))
+        }
     }
 
     /// True once the whole body arrived (and false while more may come).
@@ -222,6 +233,20 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
         while true {
             if closed { throw AudioError(.illegalOperation, "the stream was closed") }
             let end = bufferStart + Int64(buffer.count)
+            if let cache, !(readPosition >= bufferStart && readPosition < end) {
+                // Not in memory: from the disk when it is there, else the network goes there.
+                if let cachedEnd = cache.end(containing: readPosition) {
+                    let n = Int(min(Int64(out.count), cachedEnd - readPosition))
+                    let got = try cache.read(at: readPosition, into: UnsafeMutableRawBufferPointer(rebasing: out[..<n]))
+                    readPosition += Int64(got)
+                    condition.broadcast()
+                    return (got, false)
+                }
+                if let length = first?.resourceLength, readPosition >= length { return (0, false) }
+                if readPosition != end || (finished && failure == nil) {
+                    restartNetwork(at: readPosition)
+                }
+            }
             if readPosition < end {
                 var discontinuity = false
                 if let d = discontinuities.first, d <= readPosition {
@@ -263,16 +288,25 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
         guard offset >= 0 else { throw AudioError(.position, "negative offset \(offset)") }
         condition.lock()
         defer { condition.unlock() }
-        if offset >= bufferStart && offset <= bufferStart + Int64(buffer.count) && !(finished && failure != nil) {
+        let inMemory = offset >= bufferStart && offset <= bufferStart + Int64(buffer.count)
+        if (inMemory || cache?.end(containing: offset) != nil) && !(finished && failure != nil) {
             readPosition = offset
             discontinuities.removeAll { $0 <= offset }
             condition.broadcast()
             return
         }
-        guard let info = first, info.acceptsRanges, let length = info.resourceLength else {
+        guard let info = first, info.acceptsRanges, info.resourceLength != nil else {
             throw AudioError(.rangeNotSupported,
                              "the server does not serve byte ranges, so the stream cannot move to byte \(offset) (bytes \(bufferStart) to \(bufferStart + Int64(buffer.count)) are buffered)")
         }
+        restartNetwork(at: offset)
+        condition.broadcast()
+    }
+
+    /// Drops the connection and the memory buffer, and reads on from `offset` with a new
+    /// request. Caller holds the lock.
+    private func restartNetwork(at offset: Int64) {
+        guard let length = first?.resourceLength else { return }
         task?.cancel()
         task = nil
         buffer.removeAll(keepingCapacity: true)
@@ -284,7 +318,6 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
         attempts = 0
         finished = bufferStart >= length
         if !finished { connect(at: bufferStart) }
-        condition.broadcast()
     }
 
     /// Reads `count` bytes at `offset` with a request of their own, leaving the stream where it
@@ -507,7 +540,15 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
         }
         let resumed = first != nil
         let live = first.map { $0.resourceLength == nil } ?? false
-        if first == nil { first = info }
+        if first == nil {
+            first = info
+            if let path = options.diskCachePath, info.resourceLength != nil {
+                do { cache = try DiskCache(path: path) } catch {
+                    fail(error)
+                    return false
+                }
+            }
+        }
         last = info
         responded = true
         lastProgress = Self.now()
@@ -519,6 +560,12 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
         }
         condition.broadcast()
         return true
+    }
+
+    var transferHasRoom: Bool {
+        condition.withLock {
+            closed || cache != nil || bufferStart + Int64(buffer.count) - readPosition < Int64(options.bufferSize)
+        }
     }
 
     func transfer(_ task: any HTTPTransfer, didReceive raw: UnsafeRawBufferPointer) {
@@ -543,8 +590,11 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
                 audio.append(contentsOf: bytes)
             }
         }
-        // Back-pressure: the session's queue waits here while the reader is a buffer behind.
-        while !closed && task === self.task && bufferStart + Int64(buffer.count) - readPosition >= Int64(options.bufferSize) {
+        // Back-pressure: the session's queue waits here while the reader is a buffer behind
+        // (with a disk cache the bytes go to the disk instead, and the network runs on).
+        // (The socket client asks `transferHasRoom` before reading instead, and is never held here.)
+        while !(task is SocketTransfer) && cache == nil && !closed && task === self.task
+                && bufferStart + Int64(buffer.count) - readPosition >= Int64(options.bufferSize) {
             _ = condition.wait(until: Date().addingTimeInterval(0.25))
             lastProgress = Self.now()
         }
@@ -552,6 +602,19 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
         guard task === self.task, !closed else { return }
         // Progress (bytes beyond those already had) makes the next drop a first attempt again.
         if !audio.isEmpty { attempts = 0 }
+        if let cache {
+            do { try cache.write(audio, at: bufferStart + Int64(buffer.count)) } catch {
+                fail(error)
+                return
+            }
+            // The memory keeps the newest bytes; older ones are read back from the disk.
+            let excess = buffer.count + audio.count - (options.bufferSize + options.historySize)
+            if excess > 0 {
+                let drop = min(excess, buffer.count)
+                buffer.removeFirst(drop)
+                bufferStart += Int64(drop)
+            }
+        }
         buffer.append(contentsOf: audio)
         for (metadata, offset) in titles {
             metadataQueue.append((offset, metadata))
@@ -664,5 +727,47 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
             AudioError((e as? URLError)?.code == .timedOut ? .timedOut : .network, e.localizedDescription)
         }
         stream?.transfer(task, didCompleteWith: audioError)
+    }
+}
+
+/// The bytes of a remote file kept on disk at their own offsets, with the ranges received.
+final class DiskCache {
+    private let file: POSIXFile
+    /// Received ranges, sorted and merged.
+    private(set) var ranges: [Range<Int64>] = []
+
+    init(path: String) throws(AudioError) {
+        file = try POSIXFile(path: path, mode: .create)
+    }
+
+    deinit { file.closeNow() }
+
+    func write(_ bytes: [UInt8], at offset: Int64) throws(AudioError) {
+        guard !bytes.isEmpty else { return }
+        try file.write(bytes, at: offset)
+        insert(offset..<(offset + Int64(bytes.count)))
+    }
+
+    /// The end of the received range that holds `offset`, when one does (and goes past it).
+    func end(containing offset: Int64) -> Int64? {
+        ranges.first { $0.lowerBound <= offset && offset < $0.upperBound }?.upperBound
+    }
+
+    func read(at offset: Int64, into out: UnsafeMutableRawBufferPointer) throws(AudioError) -> Int {
+        try file.read(at: offset, into: out)
+    }
+
+    private func insert(_ r: Range<Int64>) {
+        var merged = r
+        var kept: [Range<Int64>] = []
+        for existing in ranges {
+            if existing.upperBound < merged.lowerBound || existing.lowerBound > merged.upperBound {
+                kept.append(existing)
+            } else {
+                merged = min(existing.lowerBound, merged.lowerBound)..<max(existing.upperBound, merged.upperBound)
+            }
+        }
+        kept.append(merged)
+        ranges = kept.sorted { $0.lowerBound < $1.lowerBound }
     }
 }

@@ -24,6 +24,8 @@ protocol HTTPTransferDelegate: AnyObject, Sendable {
     func transfer(_ t: HTTPTransfer, didReceive response: HTTPResponseInfo) -> Bool
     /// Body bytes; may block (back-pressure).
     func transfer(_ t: HTTPTransfer, didReceive data: UnsafeRawBufferPointer)
+    /// False while the reader is a buffer behind: the socket client does not read then.
+    var transferHasRoom: Bool { get }
     /// The end: nil when the body ended as its framing said.
     func transfer(_ t: HTTPTransfer, didCompleteWith error: AudioError?)
 }
@@ -40,6 +42,7 @@ final class SocketTransfer: HTTPTransfer, @unchecked Sendable {
     static let maximumHeadBytes = 64 << 10
 
     private let lock = NSLock()
+    private weak var delegate: HTTPTransferDelegate?
     private var cancelled = false
     private var fd: Int32 = -1
 
@@ -52,11 +55,26 @@ final class SocketTransfer: HTTPTransfer, @unchecked Sendable {
 
     private var isCancelled: Bool { lock.withLock { cancelled } }
 
-    /// Starts the transfer on a thread of its own.
+    /// Called before each read of the socket: true to stop (cancelled, or the stream is gone);
+    /// while the stream's buffer is full it waits here, holding no reference to the stream,
+    /// and the server is held back by TCP.
+    private func shouldStop() -> Bool {
+        while true {
+            if isCancelled { return true }
+            guard let room = delegate?.transferHasRoom else { return true }
+            if room { return false }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+    }
+
+    /// Starts the transfer on a thread of its own. The delegate is held weakly: a stream
+    /// that is let go ends its transfer (its deinit cancels it), and a transfer whose
+    /// delegate is gone stops at its next callback.
     func start(url: String, headers: [(String, String)], timeout: Double, delegate: HTTPTransferDelegate) {
+        self.delegate = delegate
         let thread = Thread { [self] in
-            let error = run(url: url, headers: headers, timeout: timeout, delegate: delegate)
-            if !isCancelled { delegate.transfer(self, didCompleteWith: error) }
+            let error = run(url: url, headers: headers, timeout: timeout)
+            if !isCancelled { self.delegate?.transfer(self, didCompleteWith: error) }
             closeSocket()
         }
         thread.name = "tonearm.http"
@@ -69,9 +87,7 @@ final class SocketTransfer: HTTPTransfer, @unchecked Sendable {
         }
     }
 
-    private func run(url start: String, headers: [(String, String)], timeout: Double,
-                     delegate: HTTPTransferDelegate) -> AudioError?
-    {
+    private func run(url start: String, headers: [(String, String)], timeout: Double) -> AudioError? {
         var url = start
         for _ in 0...Self.maximumRedirects {
             let head: Head
@@ -87,10 +103,10 @@ final class SocketTransfer: HTTPTransfer, @unchecked Sendable {
                 continue
             }
             let info = HTTPResponseInfo(statusCode: head.status, url: url, headers: head.headers)
-            guard delegate.transfer(self, didReceive: info) else { return nil }
+            guard delegate?.transfer(self, didReceive: info) == true else { return nil }
             do throws(AudioError) {
-                try reader.readBody(head: head, timeout: timeout, cancelled: { [self] in isCancelled }) { bytes in
-                    delegate.transfer(self, didReceive: bytes)
+                try reader.readBody(head: head, timeout: timeout, cancelled: { [self] in shouldStop() }) { bytes in
+                    self.delegate?.transfer(self, didReceive: bytes)
                 }
                 return nil
             } catch {

@@ -136,7 +136,8 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
                    isFloat: format.isFloat, interleaved: true)
         try makeConverter()
         if thread == nil {
-            let t = Thread { [weak self] in self?.run() }
+            let me = Weak(self)
+            let t = Thread { StreamDecoder.run(me) }
             t.name = "tonearm.stream-decoder"
             thread = t
             t.start()
@@ -205,87 +206,93 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
 
     // MARK: The decoder's thread
 
-    private func run() {
+    /// The decoder thread's loop: one step at a time, the decoder held only for the step, so
+    /// that one let go without close() is freed and its thread ends.
+    private static func run(_ weakSelf: Weak<StreamDecoder>) {
         var chunk = [UInt8](repeating: 0, count: 16384)
-        while true {
-            condition.lock()
-            if closed { condition.unlock(); return }
-            if ended && seekTarget == nil {
-                // Everything decoded (or failed): a seek back may still come.
-                _ = condition.wait(until: Date().addingTimeInterval(0.1))
-                condition.unlock()
-                continue
-            }
-            if let target = seekTarget {
-                seekTarget = nil
-                let error = applySeek(to: target)
-                if let error { fail(error) }
-                condition.unlock()
-                continue
-            }
-            // Wait while the buffer holds enough.
-            if let client = clientFormat, pcm.count - pcmStart >= Int(bufferSeconds * client.sampleRate) * Int(client.bytesPerFrame) {
-                _ = condition.wait(until: Date().addingTimeInterval(0.1))
-                condition.unlock()
-                continue
-            }
-            let position = stream.position
+        while let decoder = weakSelf.value, decoder.step(&chunk) {}
+    }
+
+    /// Reads, parses and decodes one chunk (or waits a little); false once closed or failed.
+    private func step(_ chunk: inout [UInt8]) -> Bool {
+        condition.lock()
+        if closed { condition.unlock(); return false }
+        if ended && seekTarget == nil {
+            // Everything decoded (or failed): a seek back may still come.
+            _ = condition.wait(until: Date().addingTimeInterval(0.1))
             condition.unlock()
-            let got: (count: Int, discontinuity: Bool)?
-            do {
-                got = try chunk.withMutableBytes { raw throws(AudioError) in try stream.read(into: raw, waitingUpTo: 0.1) }
-            } catch {
-                condition.withLock { fail(error) }
-                return
-            }
-            condition.lock()
-            guard let got, seekTarget == nil else { condition.unlock(); continue }
-            // The titles within these bytes were queued before the bytes could be read.
-            takeTitles()
-            if let recorder, got.count > 0 {
-                do { try chunk.withBytes { raw throws(AudioError) in try recorder.write(UnsafeRawBufferPointer(rebasing: raw[..<got.count]), at: position) } } catch {
-                    events.append(.recordingStopped(error))
-                    self.recorder = nil
-                }
-            }
-            do throws(AudioError) {
-                if got.count == 0 {
-                    try parser.parse(nil)
-                    if let converter { var tail: [UInt8] = []; try converter.finish(into: &tail); append(tail) }
-                    ended = true
-                    events.append(.ended)
-                } else {
-                    if got.discontinuity {
-                        events.append(.discontinuity(frame: decodedFrames))
-                        converter?.reset()
-                    }
-                    // In pieces cut at the titles, so that each title lands on the frames
-                    // decoded before its byte.
-                    var start = 0
-                    var flags: AudioFileStream.ParseFlags = got.discontinuity ? .discontinuity : []
-                    while start < got.count {
-                        var end = got.count
-                        if let next = pendingTitles.first, next.offset < position + Int64(got.count) {
-                            end = max(start, Int(next.offset - position))
-                        }
-                        if end > start {
-                            try parser.parse(chunk[start..<end], flags: flags)
-                            flags = []
-                        }
-                        noteTitles(upTo: position + Int64(end))
-                        start = end
-                    }
-                }
-            } catch {
-                // Bytes no parser can follow (garbage in a stream): report, and go on with the next.
-                events.append(.decodeError(error))
-            }
-            condition.broadcast()
-            let pending = events
-            events = []
-            condition.unlock()
-            flush(pending)
+            return true
         }
+        if let target = seekTarget {
+            seekTarget = nil
+            let error = applySeek(to: target)
+            if let error { fail(error) }
+            condition.unlock()
+            return true
+        }
+        // Wait while the buffer holds enough.
+        if let client = clientFormat, pcm.count - pcmStart >= Int(bufferSeconds * client.sampleRate) * Int(client.bytesPerFrame) {
+            _ = condition.wait(until: Date().addingTimeInterval(0.1))
+            condition.unlock()
+            return true
+        }
+        let position = stream.position
+        condition.unlock()
+        let got: (count: Int, discontinuity: Bool)?
+        do {
+            got = try chunk.withMutableBytes { raw throws(AudioError) in try stream.read(into: raw, waitingUpTo: 0.1) }
+        } catch {
+            condition.withLock { fail(error) }
+            return false
+        }
+        condition.lock()
+        guard let got, seekTarget == nil else { condition.unlock(); return true }
+        // The titles within these bytes were queued before the bytes could be read.
+        takeTitles()
+        if let recorder, got.count > 0 {
+            do { try chunk.withBytes { raw throws(AudioError) in try recorder.write(UnsafeRawBufferPointer(rebasing: raw[..<got.count]), at: position) } } catch {
+                events.append(.recordingStopped(error))
+                self.recorder = nil
+            }
+        }
+        do throws(AudioError) {
+            if got.count == 0 {
+                try parser.parse(nil)
+                if let converter { var tail: [UInt8] = []; try converter.finish(into: &tail); append(tail) }
+                ended = true
+                events.append(.ended)
+            } else {
+                if got.discontinuity {
+                    events.append(.discontinuity(frame: decodedFrames))
+                    converter?.reset()
+                }
+                // In pieces cut at the titles, so that each title lands on the frames
+                // decoded before its byte.
+                var start = 0
+                var flags: AudioFileStream.ParseFlags = got.discontinuity ? .discontinuity : []
+                while start < got.count {
+                    var end = got.count
+                    if let next = pendingTitles.first, next.offset < position + Int64(got.count) {
+                        end = max(start, Int(next.offset - position))
+                    }
+                    if end > start {
+                        try parser.parse(chunk[start..<end], flags: flags)
+                        flags = []
+                    }
+                    noteTitles(upTo: position + Int64(end))
+                    start = end
+                }
+            }
+        } catch {
+            // Bytes no parser can follow (garbage in a stream): report, and go on with the next.
+            events.append(.decodeError(error))
+        }
+        condition.broadcast()
+        let pending = events
+        events = []
+        condition.unlock()
+        flush(pending)
+        return true
     }
 
     /// Called with the lock held, from the parser inside `parse`.
@@ -474,4 +481,10 @@ extension InfoDictionary {
         default: return nil
         }
     }
+}
+
+/// A weak reference to hand to a thread.
+final class Weak<T: AnyObject>: @unchecked Sendable {
+    weak var value: T?
+    init(_ value: T) { self.value = value }
 }

@@ -89,11 +89,13 @@ final class CLIStreamTests: XCTestCase {
         let r = tonearm(["stream", s.url("files/\(path)?drop=12000"), "--output", dir + "/out.wav", "--json-events"])
         XCTAssertEqual(r.code, 0, r.err)
         let events = try jsonLines(r.out)
-        // Each drop may show as reconnecting (the buffer is short at the start), then playing.
+        // Each drop may show as reconnecting (the buffer is short), then playing, or ended at the end.
         let states = events.compactMap { $0["state"] as? String }
         XCTAssertEqual(Array(states.prefix(2)), ["buffering", "playing"])
         XCTAssertEqual(states.last, "ended")
-        for (i, state) in states.enumerated() where state == "reconnecting" { XCTAssertEqual(states[i + 1], "playing") }
+        for (i, state) in states.enumerated() where state == "reconnecting" {
+            XCTAssertTrue(["playing", "ended"].contains(states[i + 1]), "\(states)")
+        }
         let expected = try decodeInterleaved(fixturesDirectory + "/" + path, as: Float.self)
         let got = try decodeInterleaved(dir + "/out.wav", as: Float.self)
         assertSamples(Array(got.prefix(expected.count)), expected, "the WAV")

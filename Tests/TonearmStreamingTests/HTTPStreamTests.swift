@@ -203,6 +203,37 @@ final class HTTPStreamTests: XCTestCase {
         XCTAssertTrue(try readAll(plain).bytes == Array(expected[10...]), "a seek back within the buffer")
     }
 
+    /// With a disk cache the network runs ahead of the reader (the memory keeps only the newest
+    /// 8 kB), every byte is read back exact, and a seek into what was received needs no
+    /// request, even from a server without ranges.
+    func testDiskCacheKeepsWhatArrivedAndServesSeeks() throws {
+        let s = try server()
+        let expected = try readWholeFile(fixturesDirectory + "/" + mp3)
+        let dir = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for query in ["norange=1", "drop=10000"] {
+            var o = fastOptions()
+            o.bufferSize = 4096
+            o.historySize = 4096
+            o.diskCachePath = dir + "/cache-\(query.prefix(4))"
+            _ = try s.requestLog(clear: true)
+            let stream = HTTPStream(url: s.url("files/\(mp3)?\(query)"), options: o)
+            try stream.open()
+            // Let the whole body arrive before reading: nothing holds the network back.
+            let deadline = Date().addingTimeInterval(10)
+            while !stream.isComplete && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            XCTAssertTrue(stream.isComplete, query)
+            XCTAssertTrue(try readAll(stream, chunk: 3000).bytes == expected, query)
+            let requests = try s.requestLog().count
+            for offset in [1000, 30000, 0] {
+                try stream.seek(to: Int64(offset))
+                XCTAssertTrue(try readAll(stream, chunk: 5000).bytes == Array(expected[offset...]), "\(query): seek to \(offset)")
+            }
+            XCTAssertEqual(try s.requestLog().count, requests, "\(query): the seeks were served from the disk")
+            XCTAssertTrue(try readWholeFile(o.diskCachePath!) == expected, query)
+        }
+    }
+
     /// A radio stream: the ICY blocks are stripped exactly (the audio is the file, looped),
     /// the titles come in order at their bytes, and the headers are read.
     func testICYStationTitlesAndExactAudio() throws {
@@ -257,6 +288,24 @@ final class HTTPStreamTests: XCTestCase {
         let info = try stream.open()
         XCTAssertNil(info.icy.metaInterval)
         XCTAssertTrue(try readAll(stream).bytes == expected)
+    }
+
+    /// A stream let go without close() is freed, and its endless transfer with it (the socket
+    /// client holds it weakly), even while its buffer is full.
+    func testAStreamLetGoIsFreed() throws {
+        let s = try server()
+        var o = fastOptions()
+        o.bufferSize = 8192
+        var stream: HTTPStream? = HTTPStream(url: s.url("live/\(mp3)?loops=1000000"), options: o)
+        weak var weakStream = stream
+        try stream?.open()
+        var chunk = [UInt8](repeating: 0, count: 1000)
+        _ = try chunk.withMutableBytes { raw throws(AudioError) in try stream!.read(into: raw) }
+        Thread.sleep(forTimeInterval: 0.3)      // the buffer fills; the transfer waits for room
+        stream = nil
+        let deadline = Date().addingTimeInterval(5)
+        while weakStream != nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        XCTAssertNil(weakStream, "the stream is still alive")
     }
 
     /// A live stream that drops reconnects from the start and says so: a discontinuity.

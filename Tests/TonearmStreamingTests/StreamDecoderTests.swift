@@ -192,7 +192,12 @@ final class StreamDecoderTests: XCTestCase {
         let rendered = capture.all
         assertSamples(Array(rendered.prefix(expected.count)), expected, "rendered")
         XCTAssertTrue(rendered.dropFirst(expected.count).allSatisfy { $0 == 0 }, "only silence after the end")
-        XCTAssertEqual(states.states, [.buffering, .playing, .ended])
+        // A drop may show as reconnecting while the decoded buffer is short, then playing again
+        // (or ended, when it was the last bytes).
+        let seen = states.states
+        XCTAssertEqual(Array(seen.prefix(2)), [.buffering, .playing])
+        XCTAssertEqual(seen.last, .ended)
+        XCTAssertTrue(seen.allSatisfy { [.buffering, .playing, .reconnecting, .ended].contains($0) }, "\(seen)")
         XCTAssertEqual(player.duration.map { ($0 * 44100).rounded() }, Double(expected.count / 2))
     }
 
@@ -201,6 +206,22 @@ final class StreamDecoderTests: XCTestCase {
         private var list: [StreamPlayer.State] = []
         func append(_ e: StreamPlayer.Event) { if case .state(let s) = e { lock.withLock { list.append(s) } } }
         var states: [StreamPlayer.State] { lock.withLock { list } }
+    }
+
+    /// A decoder of an endless station let go without close() is freed, its thread ends and
+    /// its stream with it.
+    func testADecoderLetGoIsFreed() throws {
+        let s = try server()
+        var d: StreamDecoder? = try decoder(s.url("live/mp3dec/lame_cbr320_stereo.mp3?loops=1000000"))
+        weak var weakDecoder = d
+        weak var weakStream = d?.stream
+        var bytes: [UInt8] = []
+        XCTAssertGreaterThan(try d!.read(frames: 1000, into: &bytes), 0)
+        d = nil
+        let deadline = Date().addingTimeInterval(5)
+        while (weakDecoder != nil || weakStream != nil) && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        XCTAssertNil(weakDecoder)
+        XCTAssertNil(weakStream)
     }
 
     /// A playlist is followed to its stream.
