@@ -724,7 +724,14 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
         let audioError = error.map { e -> AudioError in
-            AudioError((e as? URLError)?.code == .timedOut ? .timedOut : .network, e.localizedDescription)
+            let text = e.localizedDescription
+            if text.contains("HTTP/0.9") || text.contains("Failed writing header") {
+                // libcurl under URLSession refuses SHOUTcast's 'ICY 200 OK' and Icecast's
+                // 'icy-name:value' headers; Tonearm's own client reads them, over http: only.
+                return AudioError(.httpStatus, "URLSession refuses this server's answer (\(text)), as it refuses radio servers' "
+                                  + "ICY status line and headers; Tonearm reads those over http:, not yet over https:")
+            }
+            return AudioError((e as? URLError)?.code == .timedOut ? .timedOut : .network, text)
         }
         stream?.transfer(task, didCompleteWith: audioError)
     }

@@ -542,6 +542,12 @@ def serve(args):
         print("http_test_server: --root %s is not a directory" % args.root, file=sys.stderr)
         return 2
     server = Server(args.port, args.root, verbose=args.verbose)
+    if args.tls:
+        # Every connection is TLS; the handshake happens as it is accepted.
+        import ssl
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.tls[0], args.tls[1])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     sys.stdout.write("PORT %d\n" % server.server_port)
     sys.stdout.flush()
     if args.exit_on_stdin_eof:
@@ -1019,6 +1025,7 @@ def main():
     parser.add_argument("--verbose", action="store_true", help="log every request on stderr")
     parser.add_argument("--exit-on-stdin-eof", action="store_true", help="exit when stdin reaches end of file")
     parser.add_argument("--self-test", action="store_true", help="check every behaviour and exit")
+    parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), help="serve HTTPS with this certificate and key (PEM)")
     args = parser.parse_args()
     if args.self_test:
         return self_test()

@@ -42,11 +42,27 @@ public final class HTTPTestServer: @unchecked Sendable {
 
     /// Starts a server that serves `root` (default: `Tests/Fixtures`) under `/files/` and
     /// `/live/`, and waits up to 10 s for it to say its port.
-    public init(root: String? = nil) throws {
+    /// The certificate and key `.ci/run` makes for 127.0.0.1 and adds to the system's trusted
+    /// certificates (TONEARM_TLS_CERT, TONEARM_TLS_KEY), when it did.
+    public static var tlsFiles: (cert: String, key: String)? {
+        let env = ProcessInfo.processInfo.environment
+        guard let cert = env["TONEARM_TLS_CERT"], let key = env["TONEARM_TLS_KEY"], !cert.isEmpty, !key.isEmpty else { return nil }
+        return (cert, key)
+    }
+
+    /// True where the environment promises the TLS files (CI): the HTTPS tests fail rather than skip.
+    public static var isTLSRequired: Bool { ProcessInfo.processInfo.environment["TONEARM_TLS_REQUIRED"] == "1" }
+
+    /// `https` when the server was started with a certificate.
+    public let scheme: String
+
+    public init(root: String? = nil, tls: (cert: String, key: String)? = nil) throws {
+        scheme = tls == nil ? "http" : "https"
         guard let python = which("python3") else { throw HTTPTestServerError.noPython }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [Self.scriptPath, "--port", "0", "--exit-on-stdin-eof"] + (root.map { ["--root", $0] } ?? [])
+            + (tls.map { ["--tls", $0.cert, $0.key] } ?? [])
         let stdin = Pipe(), stdout = Pipe()
         process.standardInput = stdin
         process.standardOutput = stdout
@@ -79,13 +95,14 @@ public final class HTTPTestServer: @unchecked Sendable {
 
     /// `http://127.0.0.1:<port>/<pathAndQuery>` (a leading `/` is optional).
     public func url(_ pathAndQuery: String) -> String {
-        "http://127.0.0.1:\(port)/" + (pathAndQuery.hasPrefix("/") ? String(pathAndQuery.dropFirst()) : pathAndQuery)
+        "\(scheme)://127.0.0.1:\(port)/" + (pathAndQuery.hasPrefix("/") ? String(pathAndQuery.dropFirst()) : pathAndQuery)
     }
 
     /// The requests the server has received so far, in order (requests for `/log` excepted):
     /// each has `method` and `path` (with its query, as sent) and, when the request had them,
     /// `Range`, `Icy-MetaData` and `User-Agent`. `clear` empties the log after reading it.
     public func requestLog(clear: Bool = false) throws -> [[String: String]] {
+        guard scheme == "http" else { throw HTTPTestServerError.requestFailed("the log is read over plain HTTP only") }
         let (status, body) = try Self.get(port: port, clear ? "/log?clear=1" : "/log", timeout: 10)
         guard status == 200 else { throw HTTPTestServerError.requestFailed("/log answered \(status)") }
         guard let entries = try? JSONSerialization.jsonObject(with: Data(body)) as? [[String: Any]] else {
