@@ -91,8 +91,9 @@ final class CLIStreamTests: XCTestCase {
         let events = try jsonLines(r.out)
         // Each drop may show as reconnecting (the buffer is short), then playing, or ended at the end.
         let states = events.compactMap { $0["state"] as? String }
-        XCTAssertEqual(Array(states.prefix(2)), ["buffering", "playing"])
+        XCTAssertEqual(states.first, "buffering")
         XCTAssertEqual(states.last, "ended")
+        XCTAssertTrue(states.contains("playing"), "\(states)")
         for (i, state) in states.enumerated() where state == "reconnecting" {
             XCTAssertTrue(["playing", "ended"].contains(states[i + 1]), "\(states)")
         }

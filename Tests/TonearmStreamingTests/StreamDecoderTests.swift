@@ -195,9 +195,13 @@ final class StreamDecoderTests: XCTestCase {
         // A drop may show as reconnecting while the decoded buffer is short, then playing again
         // (or ended, when it was the last bytes).
         let seen = states.states
-        XCTAssertEqual(Array(seen.prefix(2)), [.buffering, .playing])
+        XCTAssertEqual(seen.first, .buffering)
         XCTAssertEqual(seen.last, .ended)
+        XCTAssertTrue(seen.contains(.playing), "\(seen)")
         XCTAssertTrue(seen.allSatisfy { [.buffering, .playing, .reconnecting, .ended].contains($0) }, "\(seen)")
+        for (i, s) in seen.enumerated() where s == .reconnecting {
+            XCTAssertTrue([.playing, .ended].contains(seen[i + 1]), "\(seen)")
+        }
         XCTAssertEqual(player.duration.map { ($0 * 44100).rounded() }, Double(expected.count / 2))
     }
 
