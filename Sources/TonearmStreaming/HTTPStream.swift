@@ -270,6 +270,19 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
         }
     }
 
+    /// Reads on to the end of the body: at most `limit` bytes ('insz' beyond, as for a playlist
+    /// that is not one).
+    public func readToEnd(limit: Int) throws(AudioError) -> [UInt8] {
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        while true {
+            let (n, _) = try chunk.withMutableBytes { raw throws(AudioError) in try read(into: raw) }
+            if n == 0 { return out }
+            guard out.count + n <= limit else { throw AudioError(.invalidInputSize, "\(url) is longer than \(limit) bytes") }
+            out += chunk[..<n]
+        }
+    }
+
     /// The ICY blocks received since the last call, in order, each with the audio byte it
     /// precedes. A block is here before any byte after it can be read, so a reader that takes
     /// them before each read knows where every title begins (the events may come later).
@@ -516,7 +529,7 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
         condition.lock()
         defer { condition.unlock() }
         guard task === self.task, !closed else { return false }
-        if info.statusCode >= 400 || info.statusCode < 200 || info.statusCode >= 300 {
+        if !(200..<300).contains(info.statusCode) {
             let error = AudioError(.httpStatus, "\(info.url) answered \(info.statusCode) \(HTTPURLResponse.localizedString(forStatusCode: info.statusCode))")
             if first == nil || (400..<500).contains(info.statusCode) { fail(error) } else { connectionLost(error) }
             return false

@@ -87,33 +87,18 @@ final class SocketTransfer: HTTPTransfer, @unchecked Sendable {
         }
     }
 
-    private func run(url start: String, headers: [(String, String)], timeout: Double) -> AudioError? {
-        var url = start
-        for _ in 0...Self.maximumRedirects {
-            let head: Head
-            var reader: Reader
-            do throws(AudioError) {
-                (head, reader) = try request(url, headers: headers, timeout: timeout)
-            } catch {
-                return isCancelled ? nil : error
-            }
-            if (300..<400).contains(head.status), head.status != 304, let location = head.headers["location"] {
-                closeSocket()
-                url = Playlist.resolve(location, against: url)
-                continue
-            }
-            let info = HTTPResponseInfo(statusCode: head.status, url: url, headers: head.headers)
+    private func run(url: String, headers: [(String, String)], timeout: Double) -> AudioError? {
+        do throws(AudioError) {
+            var (head, reader, final) = try requestFollowingRedirects(url, headers: headers, timeout: timeout)
+            let info = HTTPResponseInfo(statusCode: head.status, url: final, headers: head.headers)
             guard delegate?.transfer(self, didReceive: info) == true else { return nil }
-            do throws(AudioError) {
-                try reader.readBody(head: head, timeout: timeout, cancelled: { [self] in shouldStop() }) { bytes in
-                    self.delegate?.transfer(self, didReceive: bytes)
-                }
-                return nil
-            } catch {
-                return isCancelled ? nil : error
+            try reader.readBody(head: head, timeout: timeout, cancelled: { [self] in shouldStop() }) { bytes in
+                self.delegate?.transfer(self, didReceive: bytes)
             }
+            return nil
+        } catch {
+            return isCancelled ? nil : error
         }
-        return AudioError(.httpStatus, "\(start): more than \(Self.maximumRedirects) redirects")
     }
 
     /// A synchronous GET (for Range fetches): the response and its whole body, at most `limit` bytes.
@@ -122,19 +107,27 @@ final class SocketTransfer: HTTPTransfer, @unchecked Sendable {
     {
         let transfer = SocketTransfer()
         defer { transfer.closeSocket() }
-        var target = url
-        for _ in 0...maximumRedirects {
-            var (head, reader) = try transfer.request(target, headers: headers, timeout: timeout)
-            if (300..<400).contains(head.status), let location = head.headers["location"] {
-                transfer.closeSocket()
-                target = Playlist.resolve(location, against: target)
-                continue
+        var (head, reader, final) = try transfer.requestFollowingRedirects(url, headers: headers, timeout: timeout)
+        var body: [UInt8] = []
+        try reader.readBody(head: head, timeout: timeout, cancelled: { body.count > limit }) { body.append(contentsOf: $0) }
+        return (HTTPResponseInfo(statusCode: head.status, url: final, headers: head.headers), Array(body.prefix(limit)))
+    }
+
+    /// Sends the request, following up to ``maximumRedirects`` redirects: the head, its reader
+    /// and the URL that answered.
+    private func requestFollowingRedirects(_ start: String, headers: [(String, String)], timeout: Double) throws(AudioError)
+        -> (Head, Reader, String)
+    {
+        var url = start
+        for _ in 0...Self.maximumRedirects {
+            let (head, reader) = try request(url, headers: headers, timeout: timeout)
+            guard (300..<400).contains(head.status), head.status != 304, let location = head.headers["location"] else {
+                return (head, reader, url)
             }
-            var body: [UInt8] = []
-            try reader.readBody(head: head, timeout: timeout, cancelled: { body.count > limit }) { body.append(contentsOf: $0) }
-            return (HTTPResponseInfo(statusCode: head.status, url: target, headers: head.headers), Array(body.prefix(limit)))
+            closeSocket()
+            url = Playlist.resolve(location, against: url)
         }
-        throw AudioError(.httpStatus, "\(url): more than \(maximumRedirects) redirects")
+        throw AudioError(.httpStatus, "\(start): more than \(Self.maximumRedirects) redirects")
     }
 
     // MARK: The exchange

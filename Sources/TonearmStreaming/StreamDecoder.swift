@@ -258,7 +258,7 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         do throws(AudioError) {
             if got.count == 0 {
                 try parser.parse(nil)
-                if let converter { var tail: [UInt8] = []; try converter.finish(into: &tail); append(tail) }
+                if let converter { try appendOutput { (out) throws(AudioError) in try converter.finish(into: &out) } }
                 ended = true
                 events.append(.ended)
             } else {
@@ -323,9 +323,9 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
                 }
                 return
             }
-            var out: [UInt8] = []
-            try converter.convert(packets: data, count: count, descriptions: descriptions, into: &out)
-            append(out)
+            try appendOutput { (out) throws(AudioError) in
+                try converter.convert(packets: data, count: count, descriptions: descriptions, into: &out)
+            }
         } catch {
             events.append(.decodeError(error))
             converter?.reset()
@@ -354,15 +354,17 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
     private var heldPackets: [(data: [UInt8], count: Int, descriptions: [PacketDescription]?)] = []
     private static let maximumHeldBytes = 4 << 20
 
-    /// Appends decoded bytes to what the reader takes.
-    private func append(_ bytes: [UInt8]) {
-        guard let client = clientFormat, client.bytesPerFrame > 0, !bytes.isEmpty else { return }
+    /// Lets the converter append its output straight to what the reader takes (no copy in
+    /// between), and counts the frames it added.
+    private func appendOutput(_ produce: (inout [UInt8]) throws(AudioError) -> Void) throws(AudioError) {
+        guard let client = clientFormat, client.bytesPerFrame > 0 else { return }
         if pcmStart > 0 && pcmStart >= pcm.count / 2 {
             pcm.removeFirst(pcmStart)
             pcmStart = 0
         }
-        pcm.append(contentsOf: bytes)
-        decodedFrames += Int64(bytes.count / Int(client.bytesPerFrame))
+        let before = pcm.count
+        defer { decodedFrames += Int64((pcm.count - before) / Int(client.bytesPerFrame)) }
+        try produce(&pcm)
     }
 
     /// Hands up to `frames` frames over. Caller holds the lock.

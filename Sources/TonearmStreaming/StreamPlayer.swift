@@ -311,13 +311,7 @@ public enum StreamLocator {
         if let size = stream.size, size > Int64(maximumPlaylistBytes) {
             throw AudioError(.unsupportedFileType, "\(url) is too long for a playlist (\(size) bytes)")
         }
-        var body: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16384)
-        while body.count < maximumPlaylistBytes {
-            let (n, _) = try chunk.withMutableBytes { raw throws(AudioError) in try stream.read(into: raw) }
-            if n == 0 { break }
-            body.append(contentsOf: chunk[..<n])
-        }
+        let body = try stream.readToEnd(limit: maximumPlaylistBytes)
         let entries = try Playlist.parse(body, format: format, baseURL: info.url)
         var failures: [String] = []
         for entry in entries.prefix(8) {

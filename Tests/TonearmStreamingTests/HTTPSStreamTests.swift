@@ -25,15 +25,7 @@ final class HTTPSStreamTests: XCTestCase {
         return o
     }
 
-    func readAll(_ stream: HTTPStream) throws -> [UInt8] {
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 7000)
-        while true {
-            let (n, _) = try chunk.withMutableBytes { raw throws(AudioError) in try stream.read(into: raw) }
-            if n == 0 { return out }
-            out += chunk[..<n]
-        }
-    }
+    func readAll(_ stream: HTTPStream) throws -> [UInt8] { try stream.readToEnd(limit: 1 << 20) }
 
     let mp3 = "mp3dec/lame_cbr320_stereo.mp3"
 
