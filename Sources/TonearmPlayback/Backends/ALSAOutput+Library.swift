@@ -34,7 +34,7 @@ struct ALSALibrary: @unchecked Sendable {
     }
 
     private static let loaded: Result<ALSALibrary, AudioError> = {
-        guard let lib = DynamicLibrary(fileName) else {
+        guard let lib = DynamicLibrary(fileName, missingSymbol: .badDevice) else {
             return .failure(AudioError(.badDevice, "\(fileName) is not installed (apt-get install libasound2)"))
         }
         // alsa-lib prints its own "ALSA lib …" lines on stderr for every failure; Tonearm's

@@ -56,7 +56,7 @@ struct PulseLibrary: @unchecked Sendable {
     }
 
     private static let loaded: Result<PulseLibrary, AudioError> = {
-        guard let simple = DynamicLibrary(simpleFileName), let pulse = DynamicLibrary(fileName) else {
+        guard let simple = DynamicLibrary(simpleFileName, missingSymbol: .badDevice), let pulse = DynamicLibrary(fileName, missingSymbol: .badDevice) else {
             return .failure(AudioError(.badDevice, "\(simpleFileName) is not installed (apt-get install libpulse0)"))
         }
         do throws(AudioError) {
