@@ -9,7 +9,8 @@ import TonearmFormats
 /// An HTTP or HTTPS resource read progressively, as it arrives: a remote file or an internet
 /// radio station.
 ///
-/// The body comes through a `URLSession` data delegate into a bounded buffer, never whole: when
+/// The body comes through Tonearm's own HTTP client (``SocketTransfer``: `http:`, and `https:`
+/// with the system's OpenSSL) or a `URLSession` data delegate into a bounded buffer, never whole: when
 /// the reader falls behind by ``Options/bufferSize`` bytes, the network is not read until it
 /// catches up. ICY metadata (`icy-metaint`) is stripped here, so the bytes ``read(into:)``
 /// returns are the audio alone, and each block becomes a ``Event/metadata(_:offset:)`` event.
@@ -68,6 +69,11 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
         public var userAgent = "Tonearm/0.7"
         /// More request headers.
         public var headers: [String: String] = [:]
+        /// `https:` goes through Tonearm's own client, with TLS from the system's OpenSSL
+        /// (`libssl.so.3`, loaded when first needed): it reads what radio servers send, which
+        /// Linux's URLSession refuses. True sends `https:` through URLSession instead (its
+        /// proxies and TLS settings); without OpenSSL it is used anyway.
+        public var usesURLSessionForHTTPS = false
         public init() {}
     }
 
@@ -351,7 +357,7 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
         let headers = requestHeaders(offset: offset, last: offset + Int64(count) - 1, icy: false)
         let info: HTTPResponseInfo
         let body: [UInt8]
-        if URLParts.isPlainHTTP(target) {
+        if usesSocketClient(for: target) {
             (info, body) = try SocketTransfer.get(target, headers: headers, timeout: options.stallTimeout, limit: count)
         } else {
             (info, body) = try fetchWithURLSession(target, headers: headers, offset: offset, count: count)
@@ -373,7 +379,11 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let result = FetchResult()
         let done = DispatchSemaphore(value: 0)
-        let fetchTask = session.dataTask(with: request) { data, response, error in
+        // A session of its own: the stream's session delivers on a queue that back-pressure
+        // holds while the reader is a buffer behind, and the reader may be waiting for this.
+        let fetchSession = URLSession(configuration: .ephemeral)
+        defer { fetchSession.finishTasksAndInvalidate() }
+        let fetchTask = fetchSession.dataTask(with: request) { data, response, error in
             result.set(data: data, response: response as? HTTPURLResponse, error: error)
             done.signal()
         }
@@ -432,7 +442,7 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
         demuxer = nil
         lastProgress = Self.now()
         stalledReported = false
-        if URLParts.isPlainHTTP(target) {
+        if usesSocketClient(for: target) {
             // Radio servers answer in ways Linux's URLSession refuses (see SocketTransfer).
             let transfer = SocketTransfer()
             task = transfer
@@ -447,6 +457,12 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
         } else {
             fail(AudioError(.illegalOperation, "bad URL \(target)"))
         }
+    }
+
+    /// Tonearm's own client for `http:`, and for `https:` unless URLSession is asked for or
+    /// OpenSSL is missing.
+    private func usesSocketClient(for url: String) -> Bool {
+        URLParts.isPlainHTTP(url) || (!options.usesURLSessionForHTTPS && OpenSSL.isAvailable)
     }
 
     private func requestHeaders(offset: Int64?, last: Int64?, icy: Bool) -> [(String, String)] {
@@ -740,9 +756,10 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
             let text = e.localizedDescription
             if text.contains("HTTP/0.9") || text.contains("Failed writing header") {
                 // libcurl under URLSession refuses SHOUTcast's 'ICY 200 OK' and Icecast's
-                // 'icy-name:value' headers; Tonearm's own client reads them, over http: only.
+                // 'icy-name:value' headers; Tonearm's own client reads them.
                 return AudioError(.httpStatus, "URLSession refuses this server's answer (\(text)), as it refuses radio servers' "
-                                  + "ICY status line and headers; Tonearm reads those over http:, not yet over https:")
+                                  + "ICY status line and headers; Tonearm's own client reads those (over https: it needs "
+                                  + "OpenSSL, libssl.so.3, and usesURLSessionForHTTPS false)")
             }
             return AudioError((e as? URLError)?.code == .timedOut ? .timedOut : .network, text)
         }

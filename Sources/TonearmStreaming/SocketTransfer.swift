@@ -30,13 +30,14 @@ protocol HTTPTransferDelegate: AnyObject, Sendable {
     func transfer(_ t: HTTPTransfer, didCompleteWith error: AudioError?)
 }
 
-/// A plain-HTTP GET over a socket of its own, for `http:` URLs.
+/// An HTTP GET over a socket of its own, for `http:` URLs, and for `https:` ones through a
+/// ``TLSSession`` (the system's OpenSSL, loaded at run time).
 ///
 /// Linux's URLSession (through libcurl) refuses what radio servers send: SHOUTcast's
 /// `ICY 200 OK` status line (as HTTP/0.9), and Icecast 2.4's `icy-name:value` headers without
 /// a space ("Failed writing header"). This client reads both, and HTTP/1.0 and 1.1 bodies with
-/// a length, chunked, or ending with the connection; it follows up to 10 redirects. `https:`
-/// stays with URLSession, which does TLS.
+/// a length, chunked, or ending with the connection; it follows up to 10 redirects, from one
+/// scheme to the other too. Without OpenSSL, `https:` stays with URLSession.
 final class SocketTransfer: HTTPTransfer, @unchecked Sendable {
     static let maximumRedirects = 10
     static let maximumHeadBytes = 64 << 10
@@ -139,19 +140,22 @@ final class SocketTransfer: HTTPTransfer, @unchecked Sendable {
 
     /// Connects, sends the request and reads the response head.
     private func request(_ url: String, headers: [(String, String)], timeout: Double) throws(AudioError) -> (Head, Reader) {
-        guard let parts = URL(string: url), let host = parts.host, parts.scheme?.lowercased() == "http" else {
-            throw AudioError(.illegalOperation, "\(url) is not an http URL")
+        let scheme = URL(string: url)?.scheme?.lowercased()
+        guard let parts = URL(string: url), let host = parts.host, scheme == "http" || scheme == "https" else {
+            throw AudioError(.illegalOperation, "\(url) is not an http or https URL")
         }
-        let port = parts.port ?? 80
+        let secure = scheme == "https"
+        let port = parts.port ?? (secure ? 443 : 80)
         let socket = try connect(host: host, port: port, timeout: timeout)
         lock.withLock { fd = socket }
         if isCancelled { throw AudioError(.network, "cancelled") }
+        var reader = Reader(fd: socket)
+        if secure { try reader.startTLS(host: host, timeout: timeout, cancelled: { [self] in isCancelled }) }
         var path = parts.path.isEmpty ? "/" : URLParts.percentEncodedPath(of: url)
         if let query = parts.query { path += "?" + query }
         var text = "GET \(path) HTTP/1.1\r\nHost: \(host)\(parts.port.map { ":\($0)" } ?? "")\r\nAccept: */*\r\nConnection: close\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         text += "\r\n"
-        var reader = Reader(fd: socket)
         try reader.send(Array(text.utf8), timeout: timeout)
         let head = try reader.readHead(timeout: timeout, url: url)
         return (head, reader)
@@ -200,15 +204,26 @@ final class SocketTransfer: HTTPTransfer, @unchecked Sendable {
         throw AudioError(.network, "cannot connect to \(host):\(port): \(lastError)")
     }
 
-    /// Reads a socket through a buffer, waiting with poll so that a cancel or a timeout ends it.
+    /// Reads a socket through a buffer, waiting with poll so that a cancel or a timeout ends it;
+    /// after ``startTLS(host:timeout:)`` the bytes pass through a ``TLSSession``.
     struct Reader {
         let fd: Int32
+        private(set) var tls: TLSSession?
         var pending: [UInt8] = []
-        var scratch = [UInt8](repeating: 0, count: 65536)
+        private var scratch = [UInt8](repeating: 0, count: 65536)
+        /// Encrypted bytes as they came from the socket (TLS only).
+        private var wire: [UInt8] = []
 
         init(fd: Int32) { self.fd = fd }
 
+        /// Sends `bytes` (encrypted, over TLS).
         func send(_ bytes: [UInt8], timeout: Double) throws(AudioError) {
+            guard let tls else { return try sendRaw(bytes, timeout: timeout) }
+            try bytes.withBytes { (raw) throws(AudioError) in try tls.write(raw) }
+            try sendRaw(tls.takeOutput(), timeout: timeout)
+        }
+
+        private func sendRaw(_ bytes: [UInt8], timeout: Double) throws(AudioError) {
             var sent = 0
             while sent < bytes.count {
                 var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
@@ -219,10 +234,12 @@ final class SocketTransfer: HTTPTransfer, @unchecked Sendable {
             }
         }
 
-        /// Up to 64 KiB more bytes into `pending`; 0 at the end of the stream. Waits at most
-        /// `timeout` seconds in all, looking at `cancelled` every quarter second.
-        mutating func fill(timeout: Double, cancelled: () -> Bool = { false }) throws(AudioError) -> Int {
-            let deadline = Date().addingTimeInterval(timeout)
+        /// Waits for the socket and reads what it has into `buffer`: the count, 0 at the end of
+        /// the stream. Gives up at `deadline`, looking at `cancelled` every quarter second.
+        private func receive(into buffer: inout [UInt8], deadline: Date, timeout: Double,
+                             cancelled: () -> Bool) throws(AudioError) -> Int
+        {
+            if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: 65536) }
             while true {
                 if cancelled() { throw AudioError(.network, "cancelled") }
                 var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
@@ -232,14 +249,55 @@ final class SocketTransfer: HTTPTransfer, @unchecked Sendable {
                     continue
                 }
                 if r < 0 && errno == EINTR { continue }
-                let n = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
                 if n < 0 {
                     if errno == EINTR || errno == EAGAIN { continue }
                     throw AudioError(.network, "the connection failed: \(String(cString: strerror(errno)))")
                 }
+                return n
+            }
+        }
+
+        /// Up to 64 KiB more bytes into `pending`; 0 at the end of the stream. Waits at most
+        /// `timeout` seconds in all, looking at `cancelled` every quarter second.
+        mutating func fill(timeout: Double, cancelled: () -> Bool = { false }) throws(AudioError) -> Int {
+            let deadline = Date().addingTimeInterval(timeout)
+            guard let tls else {
+                let n = try receive(into: &scratch, deadline: deadline, timeout: timeout, cancelled: cancelled)
                 pending.append(contentsOf: scratch[..<n])
                 return n
             }
+            while true {
+                switch try scratch.withMutableBytes({ (raw) throws(AudioError) in try tls.read(into: raw) }) {
+                case .done(let n):
+                    pending.append(contentsOf: scratch[..<n])
+                    return n
+                case .closed:
+                    return 0
+                case .needsInput:
+                    try sendRaw(tls.takeOutput(), timeout: timeout)
+                    // A server that closes without TLS's close_notify (many do) ends the stream too.
+                    let n = try receive(into: &wire, deadline: deadline, timeout: timeout, cancelled: cancelled)
+                    if n == 0 { return 0 }
+                    wire.withUnsafeBytes { tls.receive(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+                }
+            }
+        }
+
+        /// The TLS handshake, checking the server's certificate against `host`; the reader then
+        /// reads and sends through the session.
+        mutating func startTLS(host: String, timeout: Double, cancelled: () -> Bool) throws(AudioError) {
+            let session = try TLSSession(host: host)
+            let deadline = Date().addingTimeInterval(timeout)
+            while true {
+                let step = try session.handshake()
+                try sendRaw(session.takeOutput(), timeout: timeout)
+                if case .done = step { break }
+                let n = try receive(into: &wire, deadline: deadline, timeout: timeout, cancelled: cancelled)
+                guard n > 0 else { throw AudioError(.network, "\(host) closed the connection during the TLS handshake") }
+                wire.withUnsafeBytes { session.receive(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+            }
+            tls = session
         }
 
         /// The status line and headers. `ICY 200 OK` counts as HTTP/1.0's 200.

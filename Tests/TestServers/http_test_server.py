@@ -254,6 +254,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_redirect(302, self.path)
         elif first == "redirect-abs" and len(parts) > 2:
             self.send_redirect(302, "http://127.0.0.1:%d/%s" % (self.server.server_port, self.rest(parts[2:])))
+        elif path == "/redirect-to":
+            target = self.query.get("url")
+            if not target:
+                raise BadRequest("/redirect-to needs url=U")
+            self.send_redirect(302, target)
         elif first == "status" and len(parts) == 3:
             self.serve_status(parts[2])
         elif path == "/garbage":
@@ -294,7 +299,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             raise BadRequest("%s=%r is out of range" % (name, value))
         return number
 
-    def write_head(self, status_line, headers):
+    def write_head(self, status_line, headers, tight_icy=False):
         """Writes the status line and headers raw (http.server's send_response can only
         write `<protocol_version> <code> <reason>`, and /live/ needs `ICY 200 OK`)."""
         out = [status_line.encode("latin-1")]
@@ -303,7 +308,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 continue
             if isinstance(value, int):
                 value = str(value)
-            out.append(name.encode("latin-1") + b": " + (value if isinstance(value, bytes) else value.encode("utf-8")))
+            # Icecast 2.4 writes its icy- headers with no space after the colon (icynospace=1).
+            colon = b":" if tight_icy and name.startswith("icy-") else b": "
+            out.append(name.encode("latin-1") + colon + (value if isinstance(value, bytes) else value.encode("utf-8")))
         out.append(b"Connection: close")
         self.wfile.write(b"\r\n".join(out) + b"\r\n\r\n")
 
@@ -491,7 +498,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                    ("icy-pub", "0"), ("Cache-Control", "no-cache")]
         if metaint:
             headers.append(("icy-metaint", metaint))
-        self.write_head("ICY 200 OK" if self.query.get("icyok") == "1" else "HTTP/1.0 200 OK", headers)
+        self.write_head("ICY 200 OK" if self.query.get("icyok") == "1" else "HTTP/1.0 200 OK", headers,
+                        tight_icy=self.query.get("icynospace") == "1")
         if self.head:
             return
         if self.query.get("hang") == "1":
@@ -588,8 +596,9 @@ class SelfTest:
 
 
 class Response:
-    def __init__(self, status_line, headers, body, elapsed_to_head=0.0):
+    def __init__(self, status_line, headers, body, elapsed_to_head=0.0, head_lines=()):
         self.status_line = status_line
+        self.head_lines = list(head_lines)  # the header lines as sent
         self.headers = headers  # lower-case name -> value (str, latin-1)
         self.body = body
         self.elapsed_to_head = elapsed_to_head
@@ -622,7 +631,7 @@ def raw_request(port, target, headers=(), method="GET", timeout=10):
     for line in lines[1:]:
         name, _, value = line.partition(":")
         parsed[name.strip().lower()] = value.strip()
-    return Response(lines[0], parsed, body, head_at or 0.0)
+    return Response(lines[0], parsed, body, head_at or 0.0, lines[1:])
 
 
 def parse_icy(body, metaint):
@@ -842,6 +851,9 @@ def run_self_test(t, root):
         r = get("/redirect-abs/files/a.mp3?drop=5")
         t.equal((r.status, r.headers.get("location")), (302, "http://127.0.0.1:%d/files/a.mp3?drop=5" % port),
                 "redirect-abs")
+        r = get("/redirect-to?url=https%3A%2F%2F127.0.0.1%3A9%2Ffiles%2Fa.mp3%3Fx%3D1")
+        t.equal((r.status, r.headers.get("location")), (302, "https://127.0.0.1:9/files/a.mp3?x=1"), "redirect-to")
+        t.equal(get("/redirect-to").status, 400, "redirect-to without url")
         with urllib.request.urlopen("http://127.0.0.1:%d/redirect/3/files/a.mp3?garbage=10" % port, timeout=10) as u:
             t.equal((u.status, u.geturl().endswith("/files/a.mp3?garbage=10"), u.read()),
                     (200, True, body[:10] + garbage(10, 4990)), "urllib follows four redirects with the query")
@@ -898,6 +910,9 @@ def run_self_test(t, root):
         t.equal(("icy-metaint" in r.headers, r.body), (False, body * 2), "metaint without Icy-MetaData: 1")
         r = get("/live/a.mp3?loops=1&icyok=1")
         t.equal((r.status_line, r.body), ("ICY 200 OK", body), "icyok=1")
+        r = get("/live/a.mp3?loops=1&icynospace=1&name=N")
+        t.equal(([l for l in r.head_lines if l.startswith("icy-name")], "content-type: " in
+                 [l.lower()[:14] for l in r.head_lines], r.body), (["icy-name:N"], True, body), "icynospace=1")
         r = get("/live/empty.wav?loops=5")
         t.equal((r.status, r.body), (200, b""), "live of an empty file ends")
         t.equal(get("/live/missing.mp3").status, 404, "live of a missing file")

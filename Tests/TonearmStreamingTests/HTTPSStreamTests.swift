@@ -3,9 +3,10 @@ import XCTest
 import Tonearm
 import TonearmTestSupport
 
-/// `https:` through URLSession, against the test server with TLS (a certificate for 127.0.0.1
-/// that `.ci/run` makes and adds to the system's trusted ones): the same guarantees as over
-/// plain HTTP for files, and ICY from a server that writes its headers conventionally.
+/// `https:` against the test server with TLS (a certificate for 127.0.0.1 that `.ci/run` makes
+/// and adds to the system's trusted ones), through both clients: Tonearm's own (TLS from the
+/// system's OpenSSL, loaded at run time) and URLSession. Files keep the guarantees they have over
+/// plain HTTP with either; radio servers' ICY answers are read by Tonearm's client only.
 final class HTTPSStreamTests: XCTestCase {
     static let server: HTTPTestServer? = HTTPTestServer.tlsFiles.flatMap { try? HTTPTestServer(tls: $0) }
 
@@ -17,8 +18,12 @@ final class HTTPSStreamTests: XCTestCase {
         return s
     }
 
-    func options() -> HTTPStream.Options {
+    /// Both clients, Tonearm's first.
+    let clients = [false, true]
+
+    func options(urlSession: Bool = false) -> HTTPStream.Options {
         var o = HTTPStream.Options()
+        o.usesURLSessionForHTTPS = urlSession
         o.reconnectDelay = 0.01
         o.maximumReconnectDelay = 0.05
         o.reconnectsWhenLiveStreamCloses = false
@@ -33,61 +38,103 @@ final class HTTPSStreamTests: XCTestCase {
         let s = try server()
         XCTAssertTrue(s.url("x").hasPrefix("https://"))
         let expected = try readWholeFile(fixturesDirectory + "/" + mp3)
-        let whole = HTTPStream(url: s.url("files/" + mp3), options: options())
-        XCTAssertEqual(try whole.open().mimeType, "audio/mpeg")
-        XCTAssertTrue(try readAll(whole) == expected)
-        // Drops every 10 kB: resumed with Range at the exact byte.
-        XCTAssertTrue(try readAll(HTTPStream(url: s.url("files/\(mp3)?drop=10000"), options: options())) == expected)
-        let seeking = HTTPStream(url: s.url("files/" + mp3), options: options())
-        try seeking.open()
-        try seeking.seek(to: 30000)
-        XCTAssertTrue(try readAll(seeking) == Array(expected[30000...]))
-        XCTAssertEqual(try seeking.fetch(offset: 100, count: 50), Array(expected[100..<150]))
+        for urlSession in clients {
+            let client = urlSession ? "URLSession" : "Tonearm's client"
+            let whole = HTTPStream(url: s.url("files/" + mp3), options: options(urlSession: urlSession))
+            XCTAssertEqual(try whole.open().mimeType, "audio/mpeg", client)
+            XCTAssertTrue(try readAll(whole) == expected, client)
+            // Drops every 10 kB: resumed with Range at the exact byte.
+            let dropping = HTTPStream(url: s.url("files/\(mp3)?drop=10000"), options: options(urlSession: urlSession))
+            XCTAssertTrue(try readAll(dropping) == expected, client)
+            let seeking = HTTPStream(url: s.url("files/" + mp3), options: options(urlSession: urlSession))
+            try seeking.open()
+            try seeking.seek(to: 30000)
+            XCTAssertTrue(try readAll(seeking) == Array(expected[30000...]), client)
+            XCTAssertEqual(try seeking.fetch(offset: 100, count: 50), Array(expected[100..<150]), client)
+        }
     }
 
     func testICYAndAMoovAtTheEndOverTLS() throws {
         let s = try server()
         let expected = try readWholeFile(fixturesDirectory + "/" + mp3)
-        let stream = HTTPStream(url: s.url("live/\(mp3)?metaint=2000&loops=2&titles=Eins%7CZwei"), options: options())
-        let info = try stream.open()
-        XCTAssertEqual(info.icy.metaInterval, 2000)
-        XCTAssertTrue(try readAll(stream) == expected + expected)
-        XCTAssertEqual(stream.takeMetadata().compactMap { $0.metadata.streamTitle }, ["Eins", "Zwei"])
-
         let path = "alac/alac_16_stereo.m4a"
-        var o = options()
-        o.bufferSize = 4096
-        o.historySize = 4096
-        let d = StreamDecoder(stream: HTTPStream(url: s.url("files/\(path)?trickle=60000"), options: o))
-        try d.open()
-        try d.setClientFormat(.float32(sampleRate: d.fileDataFormat.sampleRate, channels: d.fileDataFormat.channelsPerFrame))
-        var got: [Float] = []
-        var bytes: [UInt8] = []
-        while true {
-            let n = try d.read(frames: 4096, into: &bytes)
-            if n == 0 { break }
-            bytes.withUnsafeBytes { got.append(contentsOf: $0.bindMemory(to: Float.self)) }
+        let decoded = try decodeInterleaved(fixturesDirectory + "/" + path, as: Float.self)
+        for urlSession in clients {
+            let client = urlSession ? "URLSession" : "Tonearm's client"
+            let stream = HTTPStream(url: s.url("live/\(mp3)?metaint=2000&loops=2&titles=Eins%7CZwei"),
+                                    options: options(urlSession: urlSession))
+            let info = try stream.open()
+            XCTAssertEqual(info.icy.metaInterval, 2000, client)
+            XCTAssertTrue(try readAll(stream) == expected + expected, client)
+            XCTAssertEqual(stream.takeMetadata().compactMap { $0.metadata.streamTitle }, ["Eins", "Zwei"], client)
+
+            var o = options(urlSession: urlSession)
+            o.bufferSize = 4096
+            o.historySize = 4096
+            let d = StreamDecoder(stream: HTTPStream(url: s.url("files/\(path)?trickle=60000"), options: o))
+            try d.open()
+            try d.setClientFormat(.float32(sampleRate: d.fileDataFormat.sampleRate, channels: d.fileDataFormat.channelsPerFrame))
+            var got: [Float] = []
+            var bytes: [UInt8] = []
+            while true {
+                let n = try d.read(frames: 4096, into: &bytes)
+                if n == 0 { break }
+                bytes.withUnsafeBytes { got.append(contentsOf: $0.bindMemory(to: Float.self)) }
+            }
+            assertSamples(got, decoded, "moov at the end over TLS, \(client)")
         }
-        assertSamples(got, try decodeInterleaved(fixturesDirectory + "/" + path, as: Float.self), "moov at the end over TLS")
     }
 
-    /// A SHOUTcast v1 answer over TLS: URLSession (the https path) refuses it; the error says so.
-    func testAnICYStatusLineOverTLSIsAClearError() throws {
+    /// What radio servers send, over TLS: SHOUTcast v1's `ICY 200 OK`, and Icecast 2.4's
+    /// `icy-name:value` headers. Tonearm's client reads both; URLSession refuses both, and the
+    /// error says why and what reads them.
+    func testRadioServersAnswersOverTLS() throws {
         let s = try server()
-        let stream = HTTPStream(url: s.url("live/\(mp3)?icyok=1&loops=1"), options: options())
-        XCTAssertThrowsError(try stream.open()) { error in
-            let e = error as? AudioError
-            XCTAssertEqual(e?.code, .httpStatus, "\(error)")
-            XCTAssertTrue(e?.message.contains("not yet over https:") == true, e?.message ?? "")
+        let expected = try readWholeFile(fixturesDirectory + "/" + mp3)
+        for quirk in ["icyok=1", "icynospace=1"] {
+            let url = s.url("live/\(mp3)?\(quirk)&metaint=3000&loops=1&titles=%D0%A8%C3%A9&name=Radio%20TLS&br=320")
+            let stream = HTTPStream(url: url, options: options())
+            let info = try stream.open()
+            XCTAssertEqual(info.statusCode, 200, quirk)
+            XCTAssertEqual(info.icy.name, "Radio TLS", quirk)
+            XCTAssertEqual(info.icy.bitRate, 320, quirk)
+            XCTAssertEqual(info.icy.metaInterval, 3000, quirk)
+            XCTAssertTrue(try readAll(stream) == expected, quirk)
+            XCTAssertEqual(stream.takeMetadata().compactMap { $0.metadata.streamTitle }, ["Шé"], quirk)
+
+            let refused = HTTPStream(url: url, options: options(urlSession: true))
+            XCTAssertThrowsError(try refused.open(), quirk) { error in
+                let e = error as? AudioError
+                XCTAssertEqual(e?.code, .httpStatus, "\(quirk): \(error)")
+                XCTAssertTrue(e?.message.contains("usesURLSessionForHTTPS") == true, e?.message ?? "")
+            }
         }
+    }
+
+    /// An `http:` address that redirects to `https:` (as stations moving to TLS do): Tonearm's
+    /// client follows it from one scheme to the other, and the final URL is reported.
+    func testARedirectFromHTTPToHTTPS() throws {
+        let s = try server()
+        let plain = try HTTPTestServer()
+        defer { plain.stop() }
+        let target = s.url("files/" + mp3)
+        let encoded = try XCTUnwrap(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+        let stream = HTTPStream(url: plain.url("redirect-to?url=\(encoded)"), options: options())
+        XCTAssertEqual(try stream.open().url, target)
+        XCTAssertTrue(try readAll(stream) == readWholeFile(fixturesDirectory + "/" + mp3))
     }
 
     func testAnUntrustedCertificateIsAClearError() throws {
         let s = try server()
         // The same server by a name its certificate does not carry (it names 127.0.0.1 only).
-        let stream = HTTPStream(url: s.url("files/" + mp3).replacingOccurrences(of: "127.0.0.1", with: "localhost"), options: options())
-        XCTAssertThrowsError(try stream.open()) { error in
-            XCTAssertEqual((error as? AudioError)?.code, .network, "\(error)")
+        let url = s.url("files/" + mp3).replacingOccurrences(of: "127.0.0.1", with: "localhost")
+        for urlSession in clients {
+            XCTAssertThrowsError(try HTTPStream(url: url, options: options(urlSession: urlSession)).open()) { error in
+                XCTAssertEqual((error as? AudioError)?.code, .network, "\(error)")
+                if !urlSession {
+                    XCTAssertTrue((error as? AudioError)?.message.contains("the certificate of localhost is not trusted") == true, "\(error)")
+                }
+            }
         }
     }
 }

@@ -7,9 +7,9 @@ import TonearmCLI
 /// Tonearm's client against a real Icecast2 on loopback, ffmpeg as the source client (the
 /// harness in TonearmTestSupport). Each test streams a fixture in real time (about 5 s).
 final class IcecastStreamTests: XCTestCase {
-    private func makeServer() throws -> IcecastTestServer {
+    private func makeServer(tls: (cert: String, key: String)? = nil) throws -> IcecastTestServer {
         do {
-            return try IcecastTestServer()
+            return try IcecastTestServer(tls: tls)
         } catch IcecastTestServerError.notInstalled(let what) where !IcecastTestServer.isRequired {
             throw XCTSkip("\(what) is not installed; set TONEARM_ICECAST_REQUIRED=1 to fail instead")
         }
@@ -28,12 +28,28 @@ final class IcecastStreamTests: XCTestCase {
     /// set through the admin API in order, and hands over exactly the bytes ffmpeg sent (to the
     /// last whole block Icecast forwards), no ICY byte among them.
     func testTitlesInOrderAndTheAudioIsWhatTheSourceSent() throws {
-        let server = try makeServer()
+        try receiveTitlesAndAudio(tls: nil)
+    }
+
+    /// The same over `https:` (Icecast's TLS listen socket, the test certificate): Tonearm's
+    /// own client, since URLSession refuses Icecast's `icy-name:value` headers.
+    func testTheSameOverTLS() throws {
+        guard let tls = HTTPTestServer.tlsFiles else {
+            if HTTPTestServer.isTLSRequired { XCTFail("TONEARM_TLS_REQUIRED=1 but there is no certificate") }
+            throw XCTSkip("no TLS certificate (TONEARM_TLS_CERT, TONEARM_TLS_KEY): .ci/run makes one")
+        }
+        try receiveTitlesAndAudio(tls: tls)
+    }
+
+    private func receiveTitlesAndAudio(tls: (cert: String, key: String)?) throws {
+        let server = try makeServer(tls: tls)
         defer { server.stop() }
         let file = fixturesDirectory + "/radio/radio.mp3"
         let sentPath = server.directory + "/sent.mp3"
         let source = try server.startSource(mount: "/radio.mp3", file: file, format: .mp3, sentCopy: sentPath)
-        let stream = HTTPStream(url: server.url(mount: "/radio.mp3"), options: options())
+        let url = server.url(mount: "/radio.mp3", tls: tls != nil)
+        XCTAssertEqual(url.hasPrefix("https:"), tls != nil)
+        let stream = HTTPStream(url: url, options: options())
         let info = try stream.open()
         XCTAssertEqual(info.icy.name, "Tonearm test radio")
         XCTAssertEqual(info.icy.metaInterval, server.metaInterval)

@@ -83,6 +83,8 @@ public final class IcecastTestServer: @unchecked Sendable {
 
     /// The TCP port on 127.0.0.1.
     public let port: Int
+    /// The port of the TLS listen socket, when the server was started with a certificate.
+    public let tlsPort: Int?
     /// The temporary folder holding the configuration, logs and the sources' output.
     public let directory: String
     /// Bytes of past stream a new listener is sent at once.
@@ -99,11 +101,13 @@ public final class IcecastTestServer: @unchecked Sendable {
     private var sources: [IcecastSource] = []
     private var stopped = false
 
-    /// Starts a server and waits (at most 10 s) until it accepts connections.
+    /// Starts a server and waits (at most 10 s) until it accepts connections. With `tls` (a
+    /// certificate and its key, as `HTTPTestServer.tlsFiles` gives them) it also listens with
+    /// TLS on ``tlsPort``; sources and the admin API stay on ``port``.
     ///
     /// Throws `.notInstalled` when icecast2 or ffmpeg is missing, so tests can skip
     /// (unless `isRequired`).
-    public init(burstSize: Int = 1 << 20, metaInterval: Int = 1000) throws {
+    public init(burstSize: Int = 1 << 20, metaInterval: Int = 1000, tls: (cert: String, key: String)? = nil) throws {
         guard let icecast = which("icecast2") else { throw IcecastTestServerError.notInstalled("icecast2") }
         guard let ffmpeg = which("ffmpeg") else { throw IcecastTestServerError.notInstalled("ffmpeg") }
         self.ffmpeg = ffmpeg
@@ -131,14 +135,25 @@ public final class IcecastTestServer: @unchecked Sendable {
         let logs = directory + "/log"
         mkdir(logs, 0o755)
         if let owner { chown(logs, owner.uid, owner.gid) }
+        // Icecast 2.4 takes the certificate and its key in one file.
+        var certificate: String?
+        if let tls {
+            let path = directory + "/tls.pem"
+            let pem = try [tls.cert, tls.key].map { try String(contentsOfFile: $0, encoding: .utf8) }.joined(separator: "\n")
+            try Data(pem.utf8).write(to: URL(fileURLWithPath: path))
+            chmod(path, 0o644)
+            certificate = path
+        }
 
         var lastError = ""
-        var started: (Process, Int)?
+        var started: (Process, Int, Int?)?
         // A free port can be taken between asking for it and Icecast binding it: try again.
         for _ in 0..<3 {
             let port = try Self.freePort()
+            let tlsPort = try certificate.map { _ in try Self.freePort() }
             let config = directory + "/icecast.xml"
-            let xml = Self.configuration(port: port, directory: directory, burstSize: burstSize, metaInterval: metaInterval,
+            let xml = Self.configuration(port: port, tlsPort: tlsPort, certificate: certificate,
+                                         directory: directory, burstSize: burstSize, metaInterval: metaInterval,
                                          sourcePassword: sourcePassword, adminUser: adminUser, adminPassword: adminPassword,
                                          owner: owner.map { ($0.user, $0.group) })
             try Data(xml.utf8).write(to: URL(fileURLWithPath: config))
@@ -155,26 +170,35 @@ public final class IcecastTestServer: @unchecked Sendable {
             let deadline = Date().addingTimeInterval(10)
             var ready = false
             while process.isRunning && Date() < deadline {
-                if let fd = try? tcpConnect(port: port, timeout: 1) { close(fd); ready = true; break }
+                ready = [port, tlsPort].compactMap { $0 }.allSatisfy { p in
+                    guard let fd = try? tcpConnect(port: p, timeout: 1) else { return false }
+                    close(fd)
+                    return true
+                }
+                if ready { break }
                 Thread.sleep(forTimeInterval: 0.02)
             }
-            if ready { started = (process, port); break }
+            if ready { started = (process, port, tlsPort); break }
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
             lastError = "port \(port): " + Self.tail(of: out) + Self.tail(of: logs + "/error.log")
         }
-        guard let (process, port) = started else {
+        guard let (process, port, tlsPort) = started else {
             try? FileManager.default.removeItem(atPath: directory)
             throw IcecastTestServerError.startFailed(lastError)
         }
         server = process
         self.port = port
+        self.tlsPort = tlsPort
     }
 
     deinit { stop() }
 
-    /// `http://127.0.0.1:PORT/mount`.
-    public func url(mount: String) -> String { "http://127.0.0.1:\(port)\(Self.path(mount))" }
+    /// `http://127.0.0.1:PORT/mount`, or with `tls` `https://127.0.0.1:TLSPORT/mount`.
+    public func url(mount: String, tls: Bool = false) -> String {
+        if tls, let tlsPort { return "https://127.0.0.1:\(tlsPort)\(Self.path(mount))" }
+        return "http://127.0.0.1:\(port)\(Self.path(mount))"
+    }
 
     /// What the server has logged so far (error.log), for failure messages.
     public var errorLog: String {
@@ -362,7 +386,7 @@ public final class IcecastTestServer: @unchecked Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    static func configuration(port: Int, directory: String, burstSize: Int, metaInterval: Int, sourcePassword: String,
+    static func configuration(port: Int, tlsPort: Int? = nil, certificate: String? = nil, directory: String, burstSize: Int, metaInterval: Int, sourcePassword: String,
                               adminUser: String, adminPassword: String, owner: (user: String, group: String)?) -> String
     {
         // The queue must exceed the burst, or a listener's first burst overflows it.
@@ -393,6 +417,7 @@ public final class IcecastTestServer: @unchecked Sendable {
                 <port>\(port)</port>
                 <bind-address>127.0.0.1</bind-address>
             </listen-socket>
+            \(tlsPort.map { "<listen-socket><port>\($0)</port><bind-address>127.0.0.1</bind-address><ssl>1</ssl></listen-socket>" } ?? "")
             <mount type="default">
                 <mp3-metadata-interval>\(metaInterval)</mp3-metadata-interval>
                 <burst-size>\(burstSize)</burst-size>
@@ -404,6 +429,7 @@ public final class IcecastTestServer: @unchecked Sendable {
                 <pidfile>\(directory)/icecast.pid</pidfile>
                 <webroot>/usr/share/icecast2/web</webroot>
                 <adminroot>/usr/share/icecast2/admin</adminroot>
+                \(certificate.map { "<ssl-certificate>\($0)</ssl-certificate>" } ?? "")
             </paths>
             <logging>
                 <accesslog>access.log</accesslog>
