@@ -49,9 +49,9 @@ public final class AudioEngine: @unchecked Sendable {
     /// played all it was given; `onIdle` then runs on the device thread, after the last
     /// buffer was written.
     public var stopsWhenIdle = false
-    public var onIdle: (@Sendable () -> Void)?
+    @Synchronized public var onIdle: (@Sendable () -> Void)? = nil
     /// Called on the device thread when the output fails while running.
-    public var onError: (@Sendable (AudioError) -> Void)?
+    @Synchronized public var onError: (@Sendable (AudioError) -> Void)? = nil
 
     let running = AtomicFlag()
     private let rendered = AtomicCounter()

@@ -55,7 +55,7 @@ public final class AudioPlayer: @unchecked Sendable {
 
     public let tracks: [Track]
     /// Called on the player's threads for each event. Set before `play()`.
-    public var onEvent: (@Sendable (Event) -> Void)?
+    @Synchronized public var onEvent: (@Sendable (Event) -> Void)? = nil
 
     public let engine: AudioEngine
     public let node = AudioPlayerNode()

@@ -54,7 +54,7 @@ public final class AudioPlayerNode: @unchecked Sendable {
     }
 
     /// Called on the node's thread for each event. Set before playing.
-    public var onEvent: (@Sendable (Event) -> Void)?
+    @Synchronized public var onEvent: (@Sendable (Event) -> Void)? = nil
 
     /// Whether `play()` was called and not `pause()` or `stop()` since.
     public var isPlaying: Bool { playing.value }

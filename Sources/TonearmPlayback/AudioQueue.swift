@@ -61,10 +61,10 @@ public final class AudioQueue: @unchecked Sendable {
     /// The format of the enqueued data.
     public let format: StreamDescription
     /// Called on the queue's thread when `isRunning` changes (`kAudioQueueProperty_IsRunning`).
-    public var isRunningListener: (@Sendable (Bool) -> Void)?
+    @Synchronized public var isRunningListener: (@Sendable (Bool) -> Void)? = nil
     /// Called on the queue's thread when an enqueued buffer cannot be decoded (descriptions
     /// pointing outside it, data the codec refuses): it plays as nothing and still comes back.
-    public var onDecodeError: (@Sendable (AudioError) -> Void)?
+    @Synchronized public var onDecodeError: (@Sendable (AudioError) -> Void)? = nil
 
     /// Linear gain, 0 … 1 (`kAudioQueueParam_Volume`).
     public var volume: Float {

@@ -97,7 +97,7 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
     public let url: String
     public let options: Options
     /// Called on the network's threads. Set before ``open()``.
-    public var onEvent: (@Sendable (Event) -> Void)?
+    @Synchronized public var onEvent: (@Sendable (Event) -> Void)? = nil
 
     private let condition = NSCondition()
     private let delegate = SessionDelegate()

@@ -37,7 +37,7 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
     /// Gets every byte the decoder reads, in order, and the ICY titles at their bytes.
     public var recorder: StreamRecorder?
     /// Called on the decoder's or the network's thread. Set before ``open(timeout:)``.
-    public var onEvent: (@Sendable (Event) -> Void)?
+    @Synchronized public var onEvent: (@Sendable (Event) -> Void)? = nil
     /// Seconds of decoded audio held ahead of the reader.
     public let bufferSeconds: Double
 

@@ -71,7 +71,7 @@ public final class StreamPlayer: @unchecked Sendable {
     public let player: AudioPlayer
     public let recorder: StreamRecorder?
     /// Called on the player's threads. Set before ``play()``.
-    public var onEvent: (@Sendable (Event) -> Void)?
+    @Synchronized public var onEvent: (@Sendable (Event) -> Void)? = nil
 
     private let lock = NSLock()
     private var stateValue: State = .buffering
