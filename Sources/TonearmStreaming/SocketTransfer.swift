@@ -236,8 +236,8 @@ final class SocketTransfer: HTTPTransfer, @unchecked Sendable {
 
         /// Waits for the socket and reads what it has into `buffer`: the count, 0 at the end of
         /// the stream. Gives up at `deadline`, looking at `cancelled` every quarter second.
-        private func receive(into buffer: inout [UInt8], deadline: Date, timeout: Double,
-                             cancelled: () -> Bool) throws(AudioError) -> Int
+        private static func receive(from fd: Int32, into buffer: inout [UInt8], deadline: Date, timeout: Double,
+                                    cancelled: () -> Bool) throws(AudioError) -> Int
         {
             if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: 65536) }
             while true {
@@ -263,7 +263,7 @@ final class SocketTransfer: HTTPTransfer, @unchecked Sendable {
         mutating func fill(timeout: Double, cancelled: () -> Bool = { false }) throws(AudioError) -> Int {
             let deadline = Date().addingTimeInterval(timeout)
             guard let tls else {
-                let n = try receive(into: &scratch, deadline: deadline, timeout: timeout, cancelled: cancelled)
+                let n = try Self.receive(from: fd, into: &scratch, deadline: deadline, timeout: timeout, cancelled: cancelled)
                 pending.append(contentsOf: scratch[..<n])
                 return n
             }
@@ -277,7 +277,7 @@ final class SocketTransfer: HTTPTransfer, @unchecked Sendable {
                 case .needsInput:
                     try sendRaw(tls.takeOutput(), timeout: timeout)
                     // A server that closes without TLS's close_notify (many do) ends the stream too.
-                    let n = try receive(into: &wire, deadline: deadline, timeout: timeout, cancelled: cancelled)
+                    let n = try Self.receive(from: fd, into: &wire, deadline: deadline, timeout: timeout, cancelled: cancelled)
                     if n == 0 { return 0 }
                     wire.withUnsafeBytes { tls.receive(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
                 }
@@ -293,7 +293,7 @@ final class SocketTransfer: HTTPTransfer, @unchecked Sendable {
                 let step = try session.handshake()
                 try sendRaw(session.takeOutput(), timeout: timeout)
                 if case .done = step { break }
-                let n = try receive(into: &wire, deadline: deadline, timeout: timeout, cancelled: cancelled)
+                let n = try Self.receive(from: fd, into: &wire, deadline: deadline, timeout: timeout, cancelled: cancelled)
                 guard n > 0 else { throw AudioError(.network, "\(host) closed the connection during the TLS handshake") }
                 wire.withUnsafeBytes { session.receive(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
             }
