@@ -11,7 +11,7 @@ import Darwin
 #endif
 
 /// A shared library opened with `dlopen`. It is never closed: its symbols stay valid for the
-/// life of the process, which lets the backends keep them in lazily loaded statics.
+/// life of the process, which lets its users keep them in lazily loaded statics.
 package struct DynamicLibrary: @unchecked Sendable {
     /// The file name it was opened by (`libasound.so.2`).
     package let name: String

@@ -96,7 +96,8 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
 
     public let url: String
     public let options: Options
-    /// Called on the network's threads. Set before ``open()``.
+    /// Called on the network's threads. Set it before ``open()`` to see every event; it may be
+    /// changed at any time.
     @Synchronized public var onEvent: (@Sendable (Event) -> Void)? = nil
 
     private let condition = NSCondition()

@@ -140,8 +140,8 @@ final class SocketTransfer: HTTPTransfer, @unchecked Sendable {
 
     /// Connects, sends the request and reads the response head.
     private func request(_ url: String, headers: [(String, String)], timeout: Double) throws(AudioError) -> (Head, Reader) {
-        let scheme = URL(string: url)?.scheme?.lowercased()
-        guard let parts = URL(string: url), let host = parts.host, scheme == "http" || scheme == "https" else {
+        guard let parts = URL(string: url), let host = parts.host, let scheme = parts.scheme?.lowercased(),
+              scheme == "http" || scheme == "https" else {
             throw AudioError(.illegalOperation, "\(url) is not an http or https URL")
         }
         let secure = scheme == "https"
@@ -205,7 +205,7 @@ final class SocketTransfer: HTTPTransfer, @unchecked Sendable {
     }
 
     /// Reads a socket through a buffer, waiting with poll so that a cancel or a timeout ends it;
-    /// after ``startTLS(host:timeout:)`` the bytes pass through a ``TLSSession``.
+    /// after ``startTLS(host:timeout:cancelled:)`` the bytes pass through a ``TLSSession``.
     struct Reader {
         let fd: Int32
         private(set) var tls: TLSSession?
