@@ -461,9 +461,42 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
     }
 
     /// Tonearm's own client for `http:`, and for `https:` unless URLSession is asked for or
-    /// OpenSSL is missing.
+    /// OpenSSL is missing; URLSession when the environment names a proxy for the URL (it uses
+    /// the proxy, Tonearm's client would not).
     private func usesSocketClient(for url: String) -> Bool {
-        URLParts.isPlainHTTP(url) || (!options.usesURLSessionForHTTPS && OpenSSL.isAvailable)
+        guard Self.environmentProxy(for: url) == nil else { return false }
+        return URLParts.isPlainHTTP(url) || (!options.usesURLSessionForHTTPS && OpenSSL.isAvailable)
+    }
+
+    /// The proxy the environment names for `url`, as curl reads it: `http_proxy` for `http:`
+    /// (lower case only), `https_proxy` or `HTTPS_PROXY` for `https:`, else `all_proxy` or
+    /// `ALL_PROXY`; none when `no_proxy` (or `NO_PROXY`) lists the host, a domain it is in, or
+    /// `*`. Such a URL is read through URLSession, which uses the proxy.
+    public static func environmentProxy(for url: String,
+                                        environment: [String: String] = ProcessInfo.processInfo.environment) -> String?
+    {
+        guard let parts = URL(string: url), let scheme = parts.scheme?.lowercased(),
+              let host = parts.host?.lowercased() else { return nil }
+        func value(_ names: String...) -> String? {
+            names.lazy.compactMap { environment[$0] }.first { !$0.trimmingSpaces.isEmpty }
+        }
+        let proxy: String?
+        switch scheme {
+        case "http": proxy = value("http_proxy", "all_proxy", "ALL_PROXY")
+        case "https": proxy = value("https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY")
+        default: proxy = nil
+        }
+        guard let proxy else { return nil }
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        for entry in (value("no_proxy", "NO_PROXY") ?? "").split(separator: ",") {
+            var pattern = entry.trimmingSpaces.lowercased()
+            if pattern == "*" { return nil }
+            if pattern.hasPrefix(".") { pattern.removeFirst() }
+            if pattern.hasPrefix("[") && pattern.hasSuffix("]") { pattern = String(pattern.dropFirst().dropLast()) }
+            guard !pattern.isEmpty else { continue }
+            if bare == pattern || bare.hasSuffix("." + pattern) { return nil }
+        }
+        return proxy
     }
 
     private func requestHeaders(offset: Int64?, last: Int64?, icy: Bool) -> [(String, String)] {
