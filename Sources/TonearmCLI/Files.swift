@@ -47,10 +47,7 @@ func isSpecialFile(_ path: String) -> Bool {
 }
 
 /// True for an `http:` or `https:` URL given where a file is expected.
-func isRemote(_ path: String) -> Bool {
-    let lower = path.lowercased()
-    return lower.hasPrefix("http://") || lower.hasPrefix("https://")
-}
+func isRemote(_ path: String) -> Bool { URLParts.isHTTP(path) }
 
 /// Opens a file or, for a URL, a remote file read with Range requests.
 func openAudioFile(_ path: String) throws(AudioError) -> AudioFile {

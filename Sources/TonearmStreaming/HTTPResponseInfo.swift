@@ -67,7 +67,7 @@ public struct HTTPResponseInfo: Sendable {
 }
 
 /// Small URL helpers that need no Foundation.
-enum URLParts {
+package enum URLParts {
     /// `mp3` for `http://host/a/b.MP3?x=1`; nil when the last path component has no dot.
     static func pathExtension(of url: String) -> String? {
         var path = Substring(url)

@@ -746,7 +746,7 @@ extension URLParts {
     /// `http:` (not `https:`): read with ``SocketTransfer``.
     static func isPlainHTTP(_ url: String) -> Bool { url.lowercased().hasPrefix("http://") }
 
-    static func isHTTP(_ url: String) -> Bool {
+    package static func isHTTP(_ url: String) -> Bool {
         let lower = url.lowercased()
         return lower.hasPrefix("http://") || lower.hasPrefix("https://")
     }

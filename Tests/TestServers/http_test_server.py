@@ -634,6 +634,17 @@ def raw_request(port, target, headers=(), method="GET", timeout=10):
     return Response(lines[0], parsed, body, head_at or 0.0, lines[1:])
 
 
+def read_head(s):
+    """Reads from socket s until the end of a response head (or the close): the bytes so far."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
 def parse_icy(body, metaint):
     """Audio bytes and metadata blocks (bytes, None for L = 0) of an ICY body."""
     audio, blocks, at = b"", [], 0
@@ -820,12 +831,7 @@ def run_self_test(t, root):
         # hang: headers, then silence until we close.
         with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
             s.sendall(b"GET /files/a.mp3?hang=1 HTTP/1.1\r\nHost: x\r\n\r\n")
-            data = b""
-            while b"\r\n\r\n" not in data:
-                chunk = s.recv(4096)
-                if not chunk:
-                    break
-                data += chunk
+            data = read_head(s)
             head, _, rest = data.partition(b"\r\n\r\n")
             t.check(head.startswith(b"HTTP/1.1 200 OK") and b"Content-Length: 5000" in head, "hang=1 sends headers")
             s.settimeout(0.3)
@@ -959,12 +965,7 @@ def run_self_test(t, root):
         t.check(time.monotonic() - before >= (5000 - 1250) / 25000 * 0.95, "live rate=25000 paced")
         with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
             s.sendall(b"GET /live/a.mp3?hang=1 HTTP/1.1\r\nHost: x\r\nIcy-MetaData: 1\r\n\r\n")
-            data = b""
-            while b"\r\n\r\n" not in data:
-                chunk = s.recv(4096)
-                if not chunk:
-                    break
-                data += chunk
+            data = read_head(s)
             s.settimeout(0.2)
             try:
                 s.recv(4096)

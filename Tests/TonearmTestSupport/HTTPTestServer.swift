@@ -172,48 +172,11 @@ public final class HTTPTestServer: @unchecked Sendable {
         return port
     }
 
-    /// A GET over a plain blocking socket (send and receive time out after `timeout` s):
-    /// the status code and the body, read until the server closes.
+    /// A GET with the harnesses' raw client (``RawHTTPConnection``; each read times out after
+    /// `timeout` s): the status code and the body, read until the server closes.
     private static func get(port: Int, _ target: String, timeout: Int) throws -> (Int, [UInt8]) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw HTTPTestServerError.requestFailed("socket: errno \(errno)") }
-        defer { close(fd) }
-        var limit = timeval(tv_sec: timeout, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port)).bigEndian
-        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw HTTPTestServerError.requestFailed("connect to port \(port): errno \(errno)") }
-        let request = Array("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
-        var sent = 0
-        while sent < request.count {
-            let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard n > 0 else { throw HTTPTestServerError.requestFailed("send: errno \(errno)") }
-            sent += n
-        }
-        var response: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n == 0 { break }
-            guard n > 0 else { throw HTTPTestServerError.requestFailed("recv: errno \(errno) (timed out after \(timeout) s?)") }
-            response += buffer[0..<n]
-            guard response.count <= 64 << 20 else { throw HTTPTestServerError.requestFailed("response over 64 MB") }
-        }
-        let separator: [UInt8] = Array("\r\n\r\n".utf8)
-        guard let end = (0...max(0, response.count - 4)).first(where: { response[$0..<min($0 + 4, response.count)].elementsEqual(separator) }) else {
-            throw HTTPTestServerError.requestFailed("no end of headers in \(response.count) bytes")
-        }
-        let statusLine = String(decoding: response[..<end].prefix { $0 != UInt8(ascii: "\r") }, as: UTF8.self)
-        let fields = statusLine.split(separator: " ")
-        guard fields.count >= 2, let status = Int(fields[1]) else {
-            throw HTTPTestServerError.requestFailed("bad status line \(statusLine.debugDescription)")
-        }
-        return (status, Array(response[(end + 4)...]))
+        let connection = try RawHTTPConnection(port: port, path: target, timeout: Double(timeout))
+        defer { connection.close() }
+        return (connection.status, try connection.readToEnd())
     }
 }
