@@ -15,7 +15,7 @@ final class CLIMPEGTests: XCTestCase {
     }
 
     func testConvertMPEGToWAVMatchesFFmpeg() throws {
-        guard let ffmpeg = which("ffmpeg") else { throw XCTSkip("ffmpeg is not installed") }
+        let ffmpeg = try requireTool("ffmpeg")
         let dir = makeTemporaryDirectory()
         let files = ["lame_cbr128_js.mp3": "mp3float", "lame_vbr_v2.mp3": "mp3float", "lame_mono_64k.mp3": "mp3float",
                      "lame_mpeg2_22k_64k.mp3": "mp3float", "lame_cbr32_reservoir.mp3": "mp3float",

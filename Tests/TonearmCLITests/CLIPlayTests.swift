@@ -360,11 +360,11 @@ final class CLIPlayTests: XCTestCase {
             let tool = dir.appendingPathComponent("tonearm").path
             guard FileManager.default.isExecutableFile(atPath: tool) else { continue }
             guard let help = try? runTool(tool, ["play", "--help"]), help.hasPrefix("usage: tonearm play") else {
-                throw XCTSkip("the tonearm beside the tests is older than play")
+                throw skipOrFail("the tonearm beside the tests is older than play")
             }
             return tool
         }
-        throw XCTSkip("no built tonearm beside the tests")
+        throw skipOrFail("no built tonearm beside the tests (swift build builds it)")
     }
 
     /// Ends `process` if it is still running after `seconds`: a hang fails the test
@@ -398,12 +398,10 @@ final class CLIPlayTests: XCTestCase {
         let sink = PulseTestServer.sink
         let sinks: [AudioOutputDevice]
         do { sinks = try PulseOutputBackend().devices() } catch {
-            if PulseTestServer.isRequired { XCTFail("no PulseAudio server: \(error)") }
-            throw XCTSkip("no PulseAudio server: \(error)")
+            throw skipOrFail("no PulseAudio server: \(error)", required: PulseTestServer.isRequired)
         }
         guard sinks.contains(where: { $0.name == sink }), which("parec") != nil else {
-            if PulseTestServer.isRequired { XCTFail("no sink \(sink) or no parec") }
-            throw XCTSkip("no sink \(sink) or no parec")
+            throw skipOrFail("no sink \(sink) or no parec", required: PulseTestServer.isRequired)
         }
         let sample = packageRoot + "/Samples/tone-stereo.wav"
         let reference = try decodeInterleaved(sample, as: Int16.self)

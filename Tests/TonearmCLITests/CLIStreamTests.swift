@@ -5,11 +5,10 @@ import TonearmTestSupport
 
 /// `tonearm stream`, and `info` / `packets` on URLs, against the local test server.
 final class CLIStreamTests: XCTestCase {
-    static let server: HTTPTestServer? = try? HTTPTestServer()
+    static let server = HTTPTestServer.starting()
 
     func server() throws -> HTTPTestServer {
-        guard let s = Self.server else { throw XCTSkip("the test HTTP server (python3) could not start") }
-        return s
+        try Self.server.require()
     }
 
     func jsonLines(_ text: String) throws -> [[String: Any]] {

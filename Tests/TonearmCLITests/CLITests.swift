@@ -96,12 +96,12 @@ final class CLITests: XCTestCase {
 
     /// `convert` decodes ADPCM and G.711 to 16-bit WAV exactly as ffmpeg decodes them.
     func testConvertMatchesFFmpegDecode() throws {
-        guard let ffmpeg = which("ffmpeg") else { throw XCTSkip("ffmpeg is not installed") }
+        let ffmpeg = try requireTool("ffmpeg")
         let dir = makeTemporaryDirectory()
         for name in ["wav_ima_adpcm.wav", "wav_ms_adpcm.wav", "wav_ulaw.wav", "wav_alaw.wav", "aifc_ima4.aifc",
                      "caf_ima4.caf", "wav_s24le_stereo.wav", "wav_u8_stereo.wav", "au_s16be.au"] {
             let input = pcm + name
-            guard fileExists(input) else { continue }
+            guard fileExists(input) else { XCTFail("the fixture \(input) is missing"); continue }
             let output = "\(dir)/\(name).wav"
             let r = tonearm(["convert", input, output, "-d", "LEI16"])
             XCTAssertEqual(r.code, 0, "\(name): \(r.err)")
@@ -142,7 +142,7 @@ final class CLITests: XCTestCase {
     /// A 5.1 or 7.1 ALAC file (channels in ALAC's C L R… order) converts to a WAVE file in
     /// the channel mask's order: ffmpeg reads both to the same samples.
     func testConvertPutsMultichannelInWAVOrder() throws {
-        guard let ffmpeg = which("ffmpeg") else { throw XCTSkip("ffmpeg is not installed") }
+        let ffmpeg = try requireTool("ffmpeg")
         let dir = makeTemporaryDirectory()
         for name in ["alac_16_5.1.m4a", "alac_16_7.1.caf"] {
             let src = fixturesDirectory + "/alac/" + name
@@ -178,10 +178,9 @@ final class CLITests: XCTestCase {
         _ = try b.read(frames: 1 << 20, into: &y)
         XCTAssertFalse(x.isEmpty)
         XCTAssertTrue(x == y, "the FLAC written decodes to other samples")
-        if let flac = which("flac") {
-            let decoded = try runToolData(flac, ["-d", "-c", "-s", "--force-raw-format", "--endian=little", "--sign=signed", dir + "/t.flac"])
-            XCTAssertTrue(decoded == y, "flac -d disagrees")
-        }
+        let flac = try requireTool("flac")
+        let decoded = try runToolData(flac, ["-d", "-c", "-s", "--force-raw-format", "--endian=little", "--sign=signed", dir + "/t.flac"])
+        XCTAssertTrue(decoded == y, "flac -d disagrees")
     }
 
     /// `demo` (the README's first command) writes a WAV, a FLAC and a 16 kHz mono file per sample.

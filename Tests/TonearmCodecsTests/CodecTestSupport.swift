@@ -19,7 +19,7 @@ let ffmpegPath: String? = {
 }()
 
 func requireFFmpeg() throws -> String {
-    guard let ffmpegPath else { throw XCTSkip("ffmpeg is not installed: the oracle tests need /usr/bin/ffmpeg or ffmpeg on PATH") }
+    guard let ffmpegPath else { throw skipOrFail("ffmpeg is not installed: the oracle tests need /usr/bin/ffmpeg or ffmpeg on PATH") }
     return ffmpegPath
 }
 

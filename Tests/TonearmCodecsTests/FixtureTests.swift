@@ -19,7 +19,7 @@ final class FixtureTests: XCTestCase {
     func testFixturesMatchTheirGoldenHashes() throws {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: fixtureDirectory)) ?? [])
             .filter { !$0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted()
-        guard !names.isEmpty else { throw XCTSkip("no fixtures in \(fixtureDirectory)") }
+        guard !names.isEmpty else { return XCTFail("no fixtures in \(fixtureDirectory)") }
         var checked: [String] = []
         for name in names {
             let path = fixtureDirectory + "/" + name

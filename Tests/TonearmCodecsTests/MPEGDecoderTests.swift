@@ -85,10 +85,8 @@ final class MPEGDecoderTests: XCTestCase {
         floats(try ffmpeg(["-c:a", ffmpegDecoder(path), "-i", path, "-f", "f32le", "-"]))
     }
 
-    static var mpg123Path: String? { which("mpg123") }
-
     static func mpg123F32(_ path: String) throws -> [Float] {
-        guard let tool = mpg123Path else { throw XCTSkip("mpg123 is not installed") }
+        let tool = try requireTool("mpg123")
         return floats(try runToolData(tool, ["-q", "--float", "-e", "f32", "-s", path]))
     }
 
@@ -158,13 +156,11 @@ final class MPEGDecoderTests: XCTestCase {
             XCTAssertEqual(golden.count / g.channels, g.goldenFrames, name)
             let a = Self.accuracy(golden, reference, channels: g.channels)
             XCTAssertLessThanOrEqual(a.max.max() ?? 1, 0x1p-24 * 1.0001, "\(name): the golden is not ffmpeg's decode")
-            if Self.mpg123Path != nil {
-                let other = try Self.mpg123F32(path)
-                XCTAssertEqual(other.count / g.channels, g.frames, "\(name): mpg123's gapless frame count")
-                let m = Self.accuracy(other, reference, channels: g.channels)
-                XCTAssertEqual(m.passes, g.mpg123.agreesWithFFmpeg, "\(name): mpg123 against ffmpeg: \(m)")
-                rows.append((name, m))
-            }
+            let other = try Self.mpg123F32(path)
+            XCTAssertEqual(other.count / g.channels, g.frames, "\(name): mpg123's gapless frame count")
+            let m = Self.accuracy(other, reference, channels: g.channels)
+            XCTAssertEqual(m.passes, g.mpg123.agreesWithFFmpeg, "\(name): mpg123 against ffmpeg: \(m)")
+            rows.append((name, m))
         }
         Self.report("mpg123 against ffmpeg", rows)
     }
@@ -212,7 +208,6 @@ final class MPEGDecoderTests: XCTestCase {
             let a = Self.accuracy(ours, reference, channels: channels)
             rows.append((name + " (ffmpeg)", a))
             guard !a.passes else { continue }
-            guard Self.mpg123Path != nil else { continue }  // the golden (its first frames) still holds it
             let m = Self.accuracy(ours, try Self.mpg123F32(path), channels: channels)
             rows.append((name + " (mpg123)", m))
             XCTAssertTrue(m.passes, "\(name): matches neither ffmpeg (\(a)) nor mpg123 (\(m))")
@@ -224,7 +219,7 @@ final class MPEGDecoderTests: XCTestCase {
     /// where mpg123 and ffmpeg agree with each other (see the goldens' `mpg123`; the other
     /// file is testFixturesMatchFFmpeg's).
     func testFixturesMatchMPG123() throws {
-        guard Self.mpg123Path != nil else { throw XCTSkip("mpg123 is not installed") }
+        _ = try requireTool("mpg123")
         var rows: [(String, Accuracy)] = []
         for path in Self.fixtures where Self.oraclesAgree(path) {
             let name = Self.name(path)
@@ -249,7 +244,7 @@ final class MPEGDecoderTests: XCTestCase {
             if !Self.oraclesAgree(path) {
                 let floats = Self.floats(try Self.decode(path).bytes)
                 if !Self.accuracy(floats, try Self.ffmpegF32(path), channels: channels).passes {
-                    guard let tool = Self.mpg123Path else { continue }
+                    let tool = try requireTool("mpg123")
                     theirs = Self.int16s(try runToolData(tool, ["-q", "-e", "s16", "-s", path]))
                 }
             }
@@ -306,18 +301,15 @@ final class MPEGDecoderTests: XCTestCase {
             let around = ((join - 64)..<(join + 64)).filter { $0 != join - 1 }.map(step).max() ?? 0
             return (step(join - 1), around)
         }
-        var reference: [Float]?
-        if ffmpegPath != nil { reference = try Self.ffmpegF32(a) + Self.ffmpegF32(b) }
+        let reference = try Self.ffmpegF32(a) + Self.ffmpegF32(b)
         for c in 0..<2 {
             let s = steps(ours, channel: c)
             print(String(format: "nogap join, channel %d: step %.4g, largest step within 64 frames %.4g", c, s.join, s.around))
-            if let reference {
-                let r = steps(reference, channel: c)
-                print(String(format: "  ffmpeg's join: step %.4g, largest within 64 frames %.4g", r.join, r.around))
-                XCTAssertLessThanOrEqual(s.join, r.join + Self.maxLimit, "channel \(c): our join steps further than ffmpeg's")
-            }
+            let r = steps(reference, channel: c)
+            print(String(format: "  ffmpeg's join: step %.4g, largest within 64 frames %.4g", r.join, r.around))
+            XCTAssertLessThanOrEqual(s.join, r.join + Self.maxLimit, "channel \(c): our join steps further than ffmpeg's")
         }
-        if let reference { Self.assertAccurate(ours, reference, channels: 2, "nogap pair") }
+        Self.assertAccurate(ours, reference, channels: 2, "nogap pair")
     }
 
     /// A 60-s 44.1 kHz tone encoded by LAME (mono, 64 kbit/s: the smallest rate whose frames
@@ -325,7 +317,7 @@ final class MPEGDecoderTests: XCTestCase {
     /// source: the source shifted by any lag but 0 is further from our output. Made here
     /// (needs lame) rather than committed, to keep the fixtures small.
     func testSixtySecondsAreGapless() throws {
-        guard let lame = which("lame") else { throw XCTSkip("lame is not installed") }
+        let lame = try requireTool("lame")
         let frames = 2_646_000
         // 440 Hz plus noise from a fixed seed, so that only lag 0 lines up (a pure tone
         // would line up every period).
@@ -364,9 +356,7 @@ final class MPEGDecoderTests: XCTestCase {
         }
         XCTAssertEqual(best.lag, 0, "our output lines up with the source at lag \(best.lag), not 0")
         // And ffmpeg's decode over the whole file: a trimming off by one shows at the ends.
-        if ffmpegPath != nil {
-            Self.assertAccurate(ours, try Self.ffmpegF32(dir + "/tone.mp3"), channels: 1, frames: frames, "60-s tone")
-        }
+        Self.assertAccurate(ours, try Self.ffmpegF32(dir + "/tone.mp3"), channels: 1, frames: frames, "60-s tone")
         try? FileManager.default.removeItem(atPath: dir)
     }
 }

@@ -266,8 +266,7 @@ final class MPEGLayer12Tests: XCTestCase {
     /// ffmpeg's mp2float output within full accuracy.
     func testLayer2TwolameMatrixMatchesFFmpeg() throws {
         _ = try requireFFmpeg()
-        let twolame = "/usr/bin/twolame"
-        guard FileManager.default.isExecutableFile(atPath: twolame) else { throw XCTSkip("twolame is not installed") }
+        let twolame = try requireTool("twolame")
         let dir = try temporaryDirectory()
         // (rate, channels, mode, kbit/s, CRC, expected table): B.2a 0, B.2b 1, B.2c 2, B.2d 3, LSF 4.
         let cases: [(Int, Int, String, Int, Bool, Int)] = [
@@ -350,10 +349,8 @@ final class MPEGLayer12Tests: XCTestCase {
 
     /// Layer II with CRC: twolame -p, a bit flipped in the allocation and one in the scfsi.
     func testLayer2CRCMismatchThrowsBadData() throws {
-        let twolame = "/usr/bin/twolame"
-        guard FileManager.default.isExecutableFile(atPath: twolame), ffmpegPath != nil else {
-            throw XCTSkip("twolame and ffmpeg are needed to make a CRC-protected layer II file")
-        }
+        let twolame = try requireTool("twolame")
+        _ = try requireFFmpeg()
         let dir = try temporaryDirectory()
         try ffmpeg(["-f", "lavfi", "-i", "aevalsrc=0.5*sin(2*PI*440*t)|0.5*sin(2*PI*3000*t):s=48000:d=0.2", "-c:a", "pcm_s16le", "\(dir)/in.wav"])
         _ = try runTool(twolame, ["-b", "192", "-p", "--quiet", "\(dir)/in.wav", "\(dir)/out.mp2"])

@@ -198,10 +198,9 @@ final class ExtAudioFileTests: XCTestCase {
         try r.setClientDataFormat(.pcm(sampleRate: 0, channels: 2, bits: 16))
         XCTAssertTrue(try readAll(r) == bytes)
         XCTAssertEqual(Array(try XCTUnwrap(r.file.magicCookie).suffix(16)), MD5.digest(bytes))
-        if let tool = which("flac") {
-            let decoded = try runToolData(tool, ["-d", "-c", "-s", "--force-raw-format", "--endian=little", "--sign=signed", dir + "/x.flac"])
-            XCTAssertTrue(decoded == bytes, "flac -d disagrees")
-        }
+        let tool = try requireTool("flac")
+        let decoded = try runToolData(tool, ["-d", "-c", "-s", "--force-raw-format", "--endian=little", "--sign=signed", dir + "/x.flac"])
+        XCTAssertTrue(decoded == bytes, "flac -d disagrees")
     }
 
     func testWritingResamplesAndMixesTheClientFormat() throws {

@@ -363,7 +363,7 @@ final class ResamplerTests: XCTestCase {
     /// delay): three tones up to 15 kHz resampled both ways agree to better than −100 dB
     /// (measured −121 and −122 dB), sample for sample, so neither is shifted against the other.
     func testAgreesWithSox() throws {
-        guard let sox = which("sox") else { throw XCTSkip("sox is not installed") }
+        let sox = try requireTool("sox")
         let dir = makeTemporaryDirectory()
         for (inRate, outRate) in [(48000.0, 44100.0), (44100, 48000)] {
             let x = tones([(997, 0.3), (5000, 0.3), (15000, 0.3)], rate: inRate, count: 12000)

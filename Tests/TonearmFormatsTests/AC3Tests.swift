@@ -65,7 +65,7 @@ final class AC3Tests: XCTestCase {
     }
 
     func testLiveFFprobe() throws {
-        guard which("ffprobe") != nil else { throw XCTSkip("ffprobe is not installed") }
+        _ = try requireTool("ffprobe")
         for g in AC3Tests.goldens {
             let live = try XCTUnwrap(SyncKit.liveFFprobe(g.path), g.name)
             XCTAssertEqual(live.sizes, g.packetSizes, g.name)

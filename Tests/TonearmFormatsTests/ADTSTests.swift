@@ -18,7 +18,7 @@ final class ADTSTests: XCTestCase {
     }
 
     func testLiveFFprobe() throws {
-        guard which("ffprobe") != nil else { throw XCTSkip("ffprobe is not installed") }
+        _ = try requireTool("ffprobe")
         for g in ADTSTests.goldens {
             let live = try XCTUnwrap(SyncKit.liveFFprobe(g.path), g.name)
             XCTAssertEqual(live.sizes, g.packetSizes, g.name)
@@ -107,11 +107,10 @@ final class ADTSTests: XCTestCase {
         XCTAssertEqual(r.notifications.first, .formatList)
         XCTAssertEqual(r.packetSizes, g.packetSizes.map { $0 - 7 })
         XCTAssertNil(dripFeedMismatch(bytes))
-        if which("ffprobe") != nil {
-            let live = try XCTUnwrap(SyncKit.liveFFprobe(try SyncKit.temporaryFile(bytes, name: "id3.aac")))
-            XCTAssertEqual(live.sizes, g.packetSizes)
-            XCTAssertEqual(live.offsets, g.packetOffsets.map { $0 + tag.count })
-        }
+        _ = try requireTool("ffprobe")
+        let live = try XCTUnwrap(SyncKit.liveFFprobe(try SyncKit.temporaryFile(bytes, name: "id3.aac")))
+        XCTAssertEqual(live.sizes, g.packetSizes)
+        XCTAssertEqual(live.offsets, g.packetOffsets.map { $0 + tag.count })
     }
 
     /// LOAS: the configuration comes from the StreamMuxConfig (ffmpeg repeats it every 20

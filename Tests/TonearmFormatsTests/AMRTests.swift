@@ -58,7 +58,7 @@ final class AMRTests: XCTestCase {
     }
 
     private func compareWithFFprobe(_ bytes: [UInt8], sizes: [Int], offset: Int, ext: String) throws {
-        guard which("ffprobe") != nil else { return }
+        _ = try requireTool("ffprobe")
         let path = try SyncKit.temporaryFile(bytes, name: "hand." + ext)
         let live = try XCTUnwrap(SyncKit.liveFFprobe(path))
         XCTAssertEqual(live.sizes, sizes)
@@ -74,11 +74,10 @@ final class AMRTests: XCTestCase {
         for g in goldens {
             try SyncKit.check(g)
             XCTAssertEqual(try AudioFile(path: g.path).dataFormat.formatID, .amr, g.name)
-            if which("ffprobe") != nil {
-                let live = try XCTUnwrap(SyncKit.liveFFprobe(g.path), g.name)
-                XCTAssertEqual(live.sizes, g.packetSizes, g.name)
-                XCTAssertEqual(live.offsets, g.packetOffsets, g.name)
-            }
+            _ = try requireTool("ffprobe")
+            let live = try XCTUnwrap(SyncKit.liveFFprobe(g.path), g.name)
+            XCTAssertEqual(live.sizes, g.packetSizes, g.name)
+            XCTAssertEqual(live.offsets, g.packetOffsets, g.name)
         }
     }
 

@@ -44,7 +44,7 @@ final class AUTests: XCTestCase {
 
     /// The files the fallback makes (more encodings than the fixtures), checked the same way.
     func testFilesMadeByFFmpeg() throws {
-        guard which("ffmpeg") != nil else { throw XCTSkip("ffmpeg is not installed") }
+        _ = try requireTool("ffmpeg")
         for c in try generatedAUs() { try Kit.check(c) }
     }
 
@@ -264,18 +264,17 @@ final class AUTests: XCTestCase {
                 XCTAssertEqual(try r.infoDictionary, info, name)
                 XCTAssertNil(dripFeedMismatch(bytes), name)
                 XCTAssertEqual(feed(bytes, pattern: .randomChunks(seed: 6, maximum: 50)).packetData, data, name)
-                if which("ffprobe") != nil {
-                    let probe = try Kit.probe(path)
-                    XCTAssertEqual(probe.codec, codec, name)
-                    XCTAssertEqual(probe.rate, Int(format.sampleRate), name)
-                    XCTAssertEqual(probe.channels, Int(format.channelsPerFrame), name)
-                }
+                _ = try requireTool("ffprobe")
+                let probe = try Kit.probe(path)
+                XCTAssertEqual(probe.codec, codec, name)
+                XCTAssertEqual(probe.rate, Int(format.sampleRate), name)
+                XCTAssertEqual(probe.channels, Int(format.channelsPerFrame), name)
             }
         }
     }
 
     func testFFmpegDecodesWrittenFilesToTheSource() throws {
-        guard which("ffmpeg") != nil else { throw XCTSkip("ffmpeg is not installed") }
+        _ = try requireTool("ffmpeg")
         let dir = makeTemporaryDirectory()
         let source = Kit.signal(frames: 2001, channels: 2)
         func be(_ v: Int32, bytes: Int) -> [UInt8] { (0..<bytes).map { UInt8(truncatingIfNeeded: v >> (8 * (bytes - 1 - $0))) } }

@@ -522,7 +522,7 @@ final class CAFCompressedTests: XCTestCase {
             XCTAssertNil(r2.error, name)
             XCTAssertEqual(r2.packetSizes, g.packetSizes, name)
 
-            guard which("ffprobe") != nil else { continue }
+            _ = try requireTool("ffprobe")
             let probe = try XCTUnwrap(Kit.ffprobe(out, packets: true), name)
             let packets = try XCTUnwrap(probe["packets"] as? [[String: Any]], name)
             XCTAssertEqual(packets.compactMap { Kit.int($0["size"]) }, g.packetSizes.map(Int64.init), name)
@@ -559,9 +559,8 @@ final class CAFCompressedTests: XCTestCase {
         XCTAssertEqual(Array(kuki[15..<26]), expected.bytes)
         XCTAssertEqual(Array(kuki[26...]), [0x05, 0x80, 0x80, 0x80, 0x05] + hexBytes(g.extradata) + [0x06, 0x80, 0x80, 0x80, 0x01, 0x02])
         XCTAssertEqual(try AudioFile(path: out).magicCookie, hexBytes(g.extradata))
-        if which("ffprobe") != nil {
-            let probe = try XCTUnwrap(Kit.ffprobe(out, packets: true))
-            XCTAssertEqual((probe["packets"] as? [[String: Any]])?.count, g.packets)
-        }
+        _ = try requireTool("ffprobe")
+        let probe = try XCTUnwrap(Kit.ffprobe(out, packets: true))
+        XCTAssertEqual((probe["packets"] as? [[String: Any]])?.count, g.packets)
     }
 }

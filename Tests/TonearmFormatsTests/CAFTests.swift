@@ -292,16 +292,16 @@ final class CAFTests: XCTestCase {
 
     func testFixtures() throws {
         let cases = Kit.cases(extension: "caf", fallback: CAFTests.fallback)
-        guard !cases.isEmpty else { throw XCTSkip("no CAF fixtures and no ffmpeg to make them") }
+        guard !cases.isEmpty else { throw skipOrFail("no CAF fixtures and no ffmpeg to make them") }
         for c in cases { try Kit.checkCase(c) }
     }
 
     /// CAF's PCM flags (1 = float, 2 = little-endian) become Apple's in-memory flags.
     func testDescriptionFlags() throws {
         let cases = Kit.cases(extension: "caf", fallback: CAFTests.fallback)
-        guard !cases.isEmpty else { throw XCTSkip("no CAF fixtures and no ffmpeg to make them") }
+        guard !cases.isEmpty else { throw skipOrFail("no CAF fixtures and no ffmpeg to make them") }
         func check(_ name: String, _ body: (StreamDescription, CAFW64Case) throws -> Void) throws {
-            guard let c = cases.first(where: { $0.path.hasSuffix("/" + name) }) else { return }
+            guard let c = cases.first(where: { $0.path.hasSuffix("/" + name) }) else { return XCTFail("no case \(name)") }
             try body(try AudioFile(path: c.path).dataFormat, c)
         }
         try check("caf_s16le.caf") { f, c in
@@ -338,7 +338,7 @@ final class CAFTests: XCTestCase {
     func testStreamedDataSizeMinusOne() throws {
         let cases = Kit.cases(extension: "caf", fallback: CAFTests.fallback)
         guard let c = cases.first(where: { $0.path.hasSuffix("/caf_streamed.caf") }) else {
-            throw XCTSkip("no streamed CAF fixture and no ffmpeg to make one")
+            throw skipOrFail("no streamed CAF fixture and no ffmpeg to make one")
         }
         let bytes = try readWholeFile(c.path)
         let chunks = Kit.cafChunks(bytes)
@@ -365,11 +365,12 @@ final class CAFTests: XCTestCase {
     private func makeVBR(_ name: String, codec: String, seconds: String = "2", channels: Int = 2,
                          rate: Int = 44100) throws -> String
     {
-        guard which("ffmpeg") != nil, which("ffprobe") != nil else { throw XCTSkip("ffmpeg and ffprobe are needed") }
+        _ = try requireTool("ffmpeg")
+        _ = try requireTool("ffprobe")
         let path = makeTemporaryDirectory() + "/" + name
         let noise = "aevalsrc=exprs='0.4*sin(2*PI*440*t)+0.2*(2*random(0)-1)':s=\(rate):d=\(seconds)"
         guard Kit.ffmpeg(["-f", "lavfi", "-i", noise, "-ac", String(channels), "-c:a", codec, "-fflags", "+bitexact", path]) else {
-            throw XCTSkip("ffmpeg cannot write \(codec) into CAF")
+            throw skipOrFail("ffmpeg cannot write \(codec) into CAF")
         }
         return path
     }
@@ -733,7 +734,8 @@ final class CAFTests: XCTestCase {
     private func checkWithFFmpeg(path: String, case c: WriteCase, bytes: [UInt8], s16: [Int16]?, packets: Int,
                                  info: InfoDictionary) throws
     {
-        guard which("ffprobe") != nil, which("ffmpeg") != nil else { return }
+        _ = try requireTool("ffprobe")
+        _ = try requireTool("ffmpeg")
         let f = c.format
         let probe = try XCTUnwrap(Kit.ffprobe(path), c.name)
         let stream = try XCTUnwrap((probe["streams"] as? [[String: Any]])?.first, c.name)

@@ -10,9 +10,9 @@ final class FLACCorpusTests: XCTestCase {
     static let corpus = packageRoot + "/../shared/corpus/flac-test-files"
 
     func files(_ group: String) throws -> [String] {
-        let dir = FLACCorpusTests.corpus + "/" + group
+        let dir = try requireCorpus("flac-test-files") + "/" + group
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else {
-            throw XCTSkip("the FLAC test corpus is not at \(dir); CI has it")
+            throw skipOrFail("the FLAC test corpus has no \(dir)")
         }
         return names.filter { $0.hasSuffix(".flac") }.sorted().map { dir + "/" + $0 }
     }
@@ -52,7 +52,7 @@ final class FLACCorpusTests: XCTestCase {
                     } else {
                         ownOnly += 1
                     }
-                } else if let count = Kit.ffprobeCount(path) {
+                } else if let count = try Kit.ffprobeCount(path) {
                     XCTAssertEqual(table.count, count, name)
                     matched += 1
                 } else {
@@ -77,8 +77,7 @@ final class FLACCorpusTests: XCTestCase {
 
     /// Known values of a few corpus files.
     func testCorpusSpecifics() throws {
-        let dir = FLACCorpusTests.corpus
-        guard FileManager.default.fileExists(atPath: dir) else { throw XCTSkip("the FLAC test corpus is not at \(dir)") }
+        let dir = try requireCorpus("flac-test-files")
         // Variable block size (flake): per-packet counts.
         let flake = try AudioFile(path: dir + "/subset/24 - variable blocksize file created with flake revision 264.flac")
         XCTAssertEqual(try flake.dataFormat.framesPerPacket, 0)

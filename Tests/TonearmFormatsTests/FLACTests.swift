@@ -86,9 +86,10 @@ enum FLACKit {
         return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
     }
 
-    /// ffprobe's packet count, or nil when ffprobe is missing or does not accept the file
-    /// (it complains, fails, or cannot count).
-    static func ffprobeCount(_ path: String) -> Int? {
+    /// ffprobe's packet count, or nil when ffprobe does not accept the file (it complains,
+    /// fails, or cannot count). Skips without ffprobe (fails on CI).
+    static func ffprobeCount(_ path: String) throws -> Int? {
+        _ = try requireTool("ffprobe")
         guard let r = run("ffprobe", ["-v", "error", "-select_streams", "a:0", "-count_packets",
                                       "-show_entries", "stream=nb_read_packets", "-of", "csv=p=0", path]),
               r.status == 0, r.err.isEmpty else { return nil }

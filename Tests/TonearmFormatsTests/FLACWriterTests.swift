@@ -155,7 +155,7 @@ final class FLACWriterTests: XCTestCase {
     }
 
     func testReferenceToolsAcceptWrittenFiles() throws {
-        guard let flac = which("flac") else { throw XCTSkip("flac is not installed") }
+        let flac = try requireTool("flac")
         let dir = makeTemporaryDirectory()
         var cases: [(String, PCMBuffer, Int)] = [
             ("mono12", FLACWriterTests.synthetic(seconds: 12), 12),
@@ -192,12 +192,11 @@ final class FLACWriterTests: XCTestCase {
             // flac writes raw samples only at whole-byte depths.
             if bits % 8 == 0 { XCTAssertTrue(raw == expected, "\(name): flac -d gives the source's samples") }
         }
-        if let ffprobe = which("ffprobe") {
-            let tags = try runTool(ffprobe, ["-v", "error", "-show_entries", "format_tags", "-of", "default=nw=1", dir + "/mono12.flac"])
-            for line in ["TAG:TITLE=A Title", "TAG:ARTIST=Some Artist", "TAG:ALBUM=An Album", "TAG:DATE=2024", "TAG:GENRE=Ambient",
-                         "TAG:track=3", "TAG:COMMENT=made by the FLAC writer test"] {
-                XCTAssertTrue(tags.lowercased().contains(line.lowercased()), "ffprobe: \(line) in \(tags)")
-            }
+        let ffprobe = try requireTool("ffprobe")
+        let tags = try runTool(ffprobe, ["-v", "error", "-show_entries", "format_tags", "-of", "default=nw=1", dir + "/mono12.flac"])
+        for line in ["TAG:TITLE=A Title", "TAG:ARTIST=Some Artist", "TAG:ALBUM=An Album", "TAG:DATE=2024", "TAG:GENRE=Ambient",
+                     "TAG:track=3", "TAG:COMMENT=made by the FLAC writer test"] {
+            XCTAssertTrue(tags.lowercased().contains(line.lowercased()), "ffprobe: \(line) in \(tags)")
         }
     }
 

@@ -183,11 +183,12 @@ enum SyncKit {
         XCTAssertEqual(damaged.problems, [], name)
     }
 
-    /// ffprobe's packet sizes and positions now, when ffprobe is installed (the goldens
-    /// were made with it; this checks them against the installed version too).
-    static func liveFFprobe(_ path: String) -> (sizes: [Int], offsets: [Int])? {
-        guard let tool = which("ffprobe"),
-              let out = try? runToolData(tool, ["-v", "fatal", "-of", "json", "-select_streams", "a:0", "-show_packets", path]),
+    /// ffprobe's packet sizes and positions now (the goldens were made with it; this checks
+    /// them against the installed version too); nil when ffprobe cannot read the file. Skips
+    /// without ffprobe (fails on CI).
+    static func liveFFprobe(_ path: String) throws -> (sizes: [Int], offsets: [Int])? {
+        let tool = try requireTool("ffprobe")
+        guard let out = try? runToolData(tool, ["-v", "fatal", "-of", "json", "-select_streams", "a:0", "-show_packets", path]),
               let obj = (try? JSONSerialization.jsonObject(with: Data(out))) as? [String: Any],
               let packets = obj["packets"] as? [[String: Any]] else { return nil }
         return (packets.compactMap { ($0["size"] as? String).flatMap(Int.init) },

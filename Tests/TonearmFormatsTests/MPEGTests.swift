@@ -15,7 +15,7 @@ final class MPEGTests: XCTestCase {
 
     /// The goldens agree with the installed ffprobe, and so does the parser.
     func testLiveFFprobe() throws {
-        guard which("ffprobe") != nil else { throw XCTSkip("ffprobe is not installed") }
+        _ = try requireTool("ffprobe")
         for g in MPEGTests.goldens {
             let live = try XCTUnwrap(SyncKit.liveFFprobe(g.path), g.name)
             XCTAssertEqual(live.sizes, g.packetSizes, g.name)
@@ -143,8 +143,8 @@ final class MPEGTests: XCTestCase {
         XCTAssertEqual(SyncKit.openError(tagged)?.code, .unsupportedDataFormat)
         XCTAssertEqual(feed(tagged, pattern: .oneByteAtATime).error?.code, .unsupportedDataFormat)
         // LAME writes true free-format streams with --freeformat (ffmpeg's mp3 demuxer cannot
-        // read them either): made here when lame is installed.
-        guard let lame = which("lame") else { return }
+        // read them either): made here with lame.
+        let lame = try requireTool("lame")
         let dir = makeTemporaryDirectory()
         var wav = Array("RIFF".utf8) + le32(36 + 8820) + Array("WAVEfmt ".utf8) + le32(16) + [1, 0, 1, 0] + le32(44100)
         wav += le32(88200) + [2, 0, 16, 0] + Array("data".utf8) + le32(8820)
@@ -222,7 +222,7 @@ final class MPEGTests: XCTestCase {
 
     /// LAME's 60-second tone at 44.1 kHz: exactly 2,646,000 valid frames, on both paths.
     func testGaplessSixtySeconds() throws {
-        guard let lame = which("lame") else { throw XCTSkip("lame is not installed") }
+        let lame = try requireTool("lame")
         let dir = makeTemporaryDirectory()
         let frames = 2_646_000
         var w = ByteWriter()
@@ -264,12 +264,11 @@ final class MPEGTests: XCTestCase {
         XCTAssertEqual(try file.dataFormat.sampleRate, 48000)
         XCTAssertEqual(try file.audioDataPacketCount, 25)
         XCTAssertNil(dripFeedMismatch(bytes))
-        if which("ffprobe") != nil {
-            let path = try SyncKit.temporaryFile(bytes, name: "layer1.mp1")
-            let live = try XCTUnwrap(SyncKit.liveFFprobe(path))
-            XCTAssertEqual(live.sizes, [Int](repeating: 128, count: 25))
-            XCTAssertEqual(live.offsets, (0..<25).map { $0 * 128 })
-        }
+        _ = try requireTool("ffprobe")
+        let path = try SyncKit.temporaryFile(bytes, name: "layer1.mp1")
+        let live = try XCTUnwrap(SyncKit.liveFFprobe(path))
+        XCTAssertEqual(live.sizes, [Int](repeating: 128, count: 25))
+        XCTAssertEqual(live.offsets, (0..<25).map { $0 * 128 })
     }
 
     /// Headers: every bit rate, rate and layer gives the frame length the standard's
@@ -324,12 +323,11 @@ final class MPEGTests: XCTestCase {
         for (k, v) in try XCTUnwrap(g.info) { XCTAssertEqual(r.info?[k], v, k) }
         XCTAssertEqual(try XCTUnwrap(try file.infoDictionary[InfoDictionary.composer]), "APE Composer")
         // ffprobe reads the same ID3v2 fields.
-        if which("ffprobe") != nil {
-            let out = try runToolData(which("ffprobe")!, ["-v", "fatal", "-of", "json", "-show_format", g.path])
-            let tags = ((try JSONSerialization.jsonObject(with: Data(out)) as? [String: Any])?["format"] as? [String: Any])?["tags"] as? [String: String]
-            XCTAssertEqual(tags?["title"], g.info?[InfoDictionary.title])
-            XCTAssertEqual(tags?["artist"], g.info?[InfoDictionary.artist])
-            XCTAssertEqual(tags?["album"], g.info?[InfoDictionary.album])
-        }
+        let ffprobe = try requireTool("ffprobe")
+        let out = try runToolData(ffprobe, ["-v", "fatal", "-of", "json", "-show_format", g.path])
+        let tags = ((try JSONSerialization.jsonObject(with: Data(out)) as? [String: Any])?["format"] as? [String: Any])?["tags"] as? [String: String]
+        XCTAssertEqual(tags?["title"], g.info?[InfoDictionary.title])
+        XCTAssertEqual(tags?["artist"], g.info?[InfoDictionary.artist])
+        XCTAssertEqual(tags?["album"], g.info?[InfoDictionary.album])
     }
 }

@@ -40,7 +40,7 @@ final class GaplessAndTransportTests: XCTestCase {
     /// Two files cut from one continuous sine, written with sox, queued back to back through the
     /// null sink: the join shows no step larger than the sine's own.
     func testTwoHalvesOfOneSineJoinWithoutAGap() throws {
-        guard let sox = which("sox") else { throw XCTSkip("sox is not installed") }
+        let sox = try requireTool("sox")
         let dir = NSTemporaryDirectory() + "tonearm-gapless-\(getpid())/"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -97,7 +97,7 @@ final class GaplessAndTransportTests: XCTestCase {
     /// A seek while playing on a real-time sink: what plays next is the file from exactly that
     /// frame, and the time reported follows.
     func testSeekWhilePlayingLandsOnTheFrame() throws {
-        guard let sox = which("sox") else { throw XCTSkip("sox is not installed") }
+        let sox = try requireTool("sox")
         let path = NSTemporaryDirectory() + "tonearm-seek-\(getpid()).wav"
         defer { try? FileManager.default.removeItem(atPath: path) }
         XCTAssertEqual(runStatus(sox, ["-R", "-n", "-r", "44100", "-c", "2", "-b", "16", path, "synth", "3", "whitenoise", "vol", "0.5"]), 0)

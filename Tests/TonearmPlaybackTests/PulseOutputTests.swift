@@ -17,12 +17,11 @@ final class PulseOutputTests: XCTestCase {
         do {
             devices = try PulseOutputBackend().devices()
         } catch {
-            if PulseTestServer.isRequired { XCTFail("no PulseAudio server: \(error)") }
-            throw XCTSkip("no PulseAudio server: \(error)")
+            throw skipOrFail("no PulseAudio server: \(error)", required: PulseTestServer.isRequired)
         }
         guard devices.contains(where: { $0.name == sink }) else {
-            if PulseTestServer.isRequired { XCTFail("the server has no sink \(sink): \(devices.map(\.name))") }
-            throw XCTSkip("the server has no sink named \(sink) (set TONEARM_PULSE_SINK)")
+            throw skipOrFail("the server has no sink named \(sink) (set TONEARM_PULSE_SINK): \(devices.map(\.name))",
+                             required: PulseTestServer.isRequired)
         }
         return sink
     }
@@ -32,8 +31,7 @@ final class PulseOutputTests: XCTestCase {
     func testTheSampleReachesTheNullSinkWhole() throws {
         let sink = try requireSink()
         guard which("parec") != nil else {
-            if PulseTestServer.isRequired { XCTFail("parec is missing") }
-            throw XCTSkip("parec is not installed")
+            throw skipOrFail("parec is not installed", required: PulseTestServer.isRequired)
         }
         let format = StreamDescription.int16(sampleRate: rate, channels: 2)
         let source = try decodeWhole(toneStereoPath, as: format)
@@ -78,7 +76,7 @@ final class PulseOutputTests: XCTestCase {
     /// and listing both fail with libpulse's reason, and listing does not hang.
     func testNoServerIsABadDeviceWithPulseReason() throws {
         guard dlopen("libpulse-simple.so.0", RTLD_NOW | RTLD_LOCAL) != nil else {
-            throw XCTSkip("libpulse-simple.so.0 cannot be loaded")
+            throw skipOrFail("libpulse-simple.so.0 cannot be loaded", required: PulseTestServer.isRequired)
         }
         let saved = ProcessInfo.processInfo.environment["PULSE_SERVER"]
         setenv("PULSE_SERVER", "unix:" + makeTemporaryDirectory() + "/no-server", 1)

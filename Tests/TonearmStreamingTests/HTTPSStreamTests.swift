@@ -11,14 +11,14 @@ import TonearmTestSupport
 /// system's OpenSSL, loaded at run time) and URLSession. Files keep the guarantees they have over
 /// plain HTTP with either; radio servers' ICY answers are read by Tonearm's client only.
 final class HTTPSStreamTests: XCTestCase {
-    static let server: HTTPTestServer? = HTTPTestServer.tlsFiles.flatMap { try? HTTPTestServer(tls: $0) }
+    static let server = HTTPTestServer.tlsFiles.map { HTTPTestServer.starting(tls: $0) }
 
     func server() throws -> HTTPTestServer {
-        guard let s = Self.server else {
-            if HTTPTestServer.isTLSRequired { XCTFail("TONEARM_TLS_REQUIRED=1 but the HTTPS test server did not start") }
-            throw XCTSkip("no TLS certificate (TONEARM_TLS_CERT, TONEARM_TLS_KEY): .ci/run makes one")
+        guard let started = Self.server else {
+            throw skipOrFail("no TLS certificate (TONEARM_TLS_CERT, TONEARM_TLS_KEY): .ci/run makes one",
+                             required: HTTPTestServer.isTLSRequired)
         }
-        return s
+        return try started.require()
     }
 
     /// Both clients, Tonearm's first.

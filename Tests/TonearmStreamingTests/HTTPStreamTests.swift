@@ -8,11 +8,10 @@ import TonearmTestSupport
 /// HTTPStream against the local test server (Tests/TestServers/http_test_server.py): every
 /// case ends as a user expects, resumed byte-exact, a clear error, or what could be read.
 final class HTTPStreamTests: XCTestCase {
-    static let server: HTTPTestServer? = try? HTTPTestServer()
+    static let server = HTTPTestServer.starting()
 
     func server() throws -> HTTPTestServer {
-        guard let s = Self.server else { throw XCTSkip("the test HTTP server (python3) could not start") }
-        return s
+        try Self.server.require()
     }
 
     /// Quick reconnects, so that the tests take milliseconds per drop.

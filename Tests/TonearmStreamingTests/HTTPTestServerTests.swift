@@ -14,7 +14,7 @@ final class HTTPTestServerTests: XCTestCase {
     func testPythonSelfTestPasses() throws {
         let server = try HTTPTestServer()  // python3 is there and the script starts
         defer { server.stop() }
-        let python = try XCTUnwrap(which("python3"))
+        let python = try requireTool("python3")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [HTTPTestServer.scriptPath, "--self-test"]

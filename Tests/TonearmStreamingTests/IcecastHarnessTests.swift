@@ -14,8 +14,8 @@ final class IcecastHarnessTests: XCTestCase {
     private func makeServer(burstSize: Int = 1 << 20) throws -> IcecastTestServer {
         do {
             return try IcecastTestServer(burstSize: burstSize)
-        } catch IcecastTestServerError.notInstalled(let what) where !IcecastTestServer.isRequired {
-            throw XCTSkip("\(what) is not installed; set TONEARM_ICECAST_REQUIRED=1 to fail instead")
+        } catch IcecastTestServerError.notInstalled(let what) {
+            throw skipOrFail("\(what) is not installed (the Icecast tests need it)", required: IcecastTestServer.isRequired)
         }
     }
 

@@ -10,8 +10,8 @@ final class IcecastStreamTests: XCTestCase {
     private func makeServer(tls: (cert: String, key: String)? = nil) throws -> IcecastTestServer {
         do {
             return try IcecastTestServer(tls: tls)
-        } catch IcecastTestServerError.notInstalled(let what) where !IcecastTestServer.isRequired {
-            throw XCTSkip("\(what) is not installed; set TONEARM_ICECAST_REQUIRED=1 to fail instead")
+        } catch IcecastTestServerError.notInstalled(let what) {
+            throw skipOrFail("\(what) is not installed (the Icecast tests need it)", required: IcecastTestServer.isRequired)
         }
     }
 
@@ -35,8 +35,8 @@ final class IcecastStreamTests: XCTestCase {
     /// own client, since URLSession refuses Icecast's `icy-name:value` headers.
     func testTheSameOverTLS() throws {
         guard let tls = HTTPTestServer.tlsFiles else {
-            if HTTPTestServer.isTLSRequired { XCTFail("TONEARM_TLS_REQUIRED=1 but there is no certificate") }
-            throw XCTSkip("no TLS certificate (TONEARM_TLS_CERT, TONEARM_TLS_KEY): .ci/run makes one")
+            throw skipOrFail("no TLS certificate (TONEARM_TLS_CERT, TONEARM_TLS_KEY): .ci/run makes one",
+                             required: HTTPTestServer.isTLSRequired)
         }
         try receiveTitlesAndAudio(tls: tls)
     }

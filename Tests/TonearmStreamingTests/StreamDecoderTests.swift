@@ -7,8 +7,7 @@ import TonearmTestSupport
 /// ExtAudioFile makes of the same file on disk.
 final class StreamDecoderTests: XCTestCase {
     func server() throws -> HTTPTestServer {
-        guard let s = HTTPStreamTests.server else { throw XCTSkip("the test HTTP server (python3) could not start") }
-        return s
+        try HTTPStreamTests.server.require()
     }
 
     func options() -> HTTPStream.Options {

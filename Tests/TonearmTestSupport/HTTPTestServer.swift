@@ -50,8 +50,17 @@ public final class HTTPTestServer: @unchecked Sendable {
         return (cert, key)
     }
 
-    /// True where the environment promises the TLS files (CI): the HTTPS tests fail rather than skip.
-    public static var isTLSRequired: Bool { ProcessInfo.processInfo.environment["TONEARM_TLS_REQUIRED"] == "1" }
+    /// True where the environment promises the TLS files (CI, or any run where
+    /// `requirementsAreMandatory`): the HTTPS tests fail rather than skip.
+    public static var isTLSRequired: Bool {
+        ProcessInfo.processInfo.environment["TONEARM_TLS_REQUIRED"] == "1" || requirementsAreMandatory
+    }
+
+    /// Starts a server for a suite to share, keeping why it did not start (a `try?` would lose
+    /// it): tests take it with `require()`, which skips off CI and fails on CI.
+    public static func starting(root: String? = nil, tls: (cert: String, key: String)? = nil) -> Result<HTTPTestServer, any Error> {
+        Result { try HTTPTestServer(root: root, tls: tls) }
+    }
 
     /// `https` when the server was started with a certificate.
     public let scheme: String
@@ -178,5 +187,16 @@ public final class HTTPTestServer: @unchecked Sendable {
         let connection = try RawHTTPConnection(port: port, path: target, timeout: Double(timeout))
         defer { connection.close() }
         return (connection.status, try connection.readToEnd())
+    }
+}
+
+extension Result where Success == HTTPTestServer {
+    /// The server that started; a server that did not start skips the test off CI and fails it
+    /// on CI (`skipOrFail`), with the reason it gave.
+    public func require(file: StaticString = #filePath, line: UInt = #line) throws -> HTTPTestServer {
+        switch self {
+        case .success(let server): return server
+        case .failure(let error): throw skipOrFail("the test HTTP server did not start: \(error)", file: file, line: line)
+        }
     }
 }

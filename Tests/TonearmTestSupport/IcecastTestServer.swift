@@ -73,9 +73,10 @@ public final class IcecastTestServer: @unchecked Sendable {
         case latin1
     }
 
-    /// True where the environment promises icecast2 (CI): tests fail rather than skip without it.
+    /// True where the environment promises icecast2 (CI, or any run where
+    /// `requirementsAreMandatory`): tests fail rather than skip without it.
     public static var isRequired: Bool {
-        ProcessInfo.processInfo.environment["TONEARM_ICECAST_REQUIRED"] == "1"
+        ProcessInfo.processInfo.environment["TONEARM_ICECAST_REQUIRED"] == "1" || requirementsAreMandatory
     }
 
     /// Icecast 2.4 reads MPEG sources in blocks of this many bytes and queues only whole blocks.

@@ -9,9 +9,10 @@ public enum PulseTestServer {
         ProcessInfo.processInfo.environment["TONEARM_PULSE_SINK"].flatMap { $0.isEmpty ? nil : $0 } ?? "tonearm_test"
     }
 
-    /// True where the environment promises a server (CI): tests fail rather than skip without one.
+    /// True where the environment promises a server (CI, or any run where
+    /// `requirementsAreMandatory`): tests fail rather than skip without one.
     public static var isRequired: Bool {
-        ProcessInfo.processInfo.environment["TONEARM_PULSE_REQUIRED"] == "1"
+        ProcessInfo.processInfo.environment["TONEARM_PULSE_REQUIRED"] == "1" || requirementsAreMandatory
     }
 }
 

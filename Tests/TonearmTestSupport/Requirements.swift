@@ -15,9 +15,11 @@ public struct MissingRequirement: Error, CustomStringConvertible {
 }
 
 /// Skips the test (or, on CI, fails it) because `reason` is missing. Every skip for something
-/// CI provides goes through here, so that CI can tell a skip it must not allow.
-public func skipOrFail(_ reason: String, file: StaticString = #filePath, line: UInt = #line) -> Error {
-    if requirementsAreMandatory {
+/// CI provides goes through here, so that CI can tell a skip it must not allow. `required`
+/// makes it a failure off CI too, for the older per-component switches (TONEARM_PULSE_REQUIRED,
+/// TONEARM_ICECAST_REQUIRED, TONEARM_TLS_REQUIRED).
+public func skipOrFail(_ reason: String, required: Bool = false, file: StaticString = #filePath, line: UInt = #line) -> Error {
+    if requirementsAreMandatory || required {
         XCTFail("required on CI but missing: \(reason)", file: file, line: line)
         return MissingRequirement(description: "required on CI but missing: \(reason)")
     }
