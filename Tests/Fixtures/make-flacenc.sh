@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Goldens for the FLAC encoder's size test (FLACEncoderTests.testSizeAgainstReferenceFLAC):
-# the audio bytes (frames only, no metadata) that the reference `flac` writes at -0, -5 and
-# -8 for a music excerpt, so the test can hold the native encoder to them without flac.
+# the audio bytes (frames only, no metadata) that the reference `flac` writes at each level
+# -0 to -8 for a music excerpt, so the test can hold the native encoder to them without flac.
 #
 # The excerpt is real music: the first 15 s (661500 frames, 44.1 kHz, 16-bit stereo) of
 # the IETF testbench's subset/24 (../shared/corpus/flac-test-files), which the test
@@ -16,7 +16,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 RAW=(--force-raw-format --endian=little --sign=signed)
 flac --silent --force -d "${RAW[@]}" --until=$FRAMES -o "$TMP/src.raw" "$SRC"
-for L in 0 5 8; do
+for L in 0 1 2 3 4 5 6 7 8; do
     flac --silent --force -$L "${RAW[@]}" --channels=2 --bps=16 --sample-rate=44100 -o "$TMP/$L.flac" "$TMP/src.raw"
 done
 python3 - "$TMP" "$FRAMES" "$(flac --version)" > flacenc/sizes.json <<'PY'
@@ -41,6 +41,6 @@ print(json.dumps({
     'frames': frames,
     'pcmMD5': hashlib.md5(raw).hexdigest(),
     'reference': version,
-    'audioBytes': {f'flac -{L}': audio_bytes(f'{tmp}/{L}.flac') for L in (0, 5, 8)},
+    'audioBytes': {f'flac -{L}': audio_bytes(f'{tmp}/{L}.flac') for L in range(9)},
 }, indent=2))
 PY
