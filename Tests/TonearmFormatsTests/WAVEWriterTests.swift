@@ -7,7 +7,7 @@ final class WAVEWriterTests: XCTestCase {
     func testDamagedWAVNeverCrashesAndFailsWithAudioErrors() throws {
         for name in ["wav_s16le_mono_16k.wav", "wav_ms_adpcm.wav", "wav_list_info.wav", "rf64_s16le.wav", "wav_s16le_5.1.wav"] {
             let path = fixturesDirectory + "/pcm/" + name
-            guard fileExists(path) else { continue }
+            guard fileExists(path) else { XCTFail("the fixture \(path) is missing"); continue }
             let (errors, problems) = exerciseDamaged(try readWholeFile(path))
             XCTAssertEqual(problems, [], name)
             XCTAssertFalse(errors.isEmpty, "\(name): damage produced no errors at all")
