@@ -224,10 +224,22 @@ public final class AudioFile {
     public func nextIndependentPacket(_ packet: Int64) throws(AudioError) -> Int64 {
         try PropertyValue.independentPacket(packet, next: true, properties: try readableParser().properties)
     }
-    /// PacketToRollDistance ('pkrl'): packets to decode before this one for correct output.
+    /// PacketToRollDistance ('pkrl'): the packets before this one that must be decoded for
+    /// its output to be right. It depends on the packet, and is never more than the packets
+    /// before it (0 for packet 0):
+    /// - Opus: the packets of the 80 ms before it (RFC 7845 §4.6), from each one's duration;
+    /// - MP3: the frames that hold the bit reservoir (511 bytes of main data for MPEG-1, 255
+    ///   for MPEG-2) of the packet before it, plus that packet, from the packet sizes;
+    /// - MP1 2, MP2 1 (the synthesis filter's history); AAC, AC-3 and Vorbis 1 (the
+    ///   transform's overlap), or an MP4 file's own 'roll' group;
+    /// - PCM, FLAC, ALAC and the other formats whose packets decode alone: 0.
+    ///
+    /// Without the sizes or durations of the packets before (a stream keeps no packet
+    /// table), the answer is a bound: for MP3 the reservoir over the smallest frames the
+    /// stream's rate allows (9 at 44.1 kHz stereo), for Opus 4 (packets of 20 ms, the usual).
+    /// - Throws: 'pck?' for a negative packet or one past the last.
     public func rollDistance(forPacket packet: Int64) throws(AudioError) -> Int64 {
-        _ = packet
-        return try readableParser().properties.rollDistance ?? 0
+        try PropertyValue.rollDistance(forPacket: packet, properties: try readableParser().properties)
     }
 
     private func readableParser() throws(AudioError) -> FormatParser {
