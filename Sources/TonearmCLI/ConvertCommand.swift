@@ -65,7 +65,7 @@ enum ConvertCommand {
             plan.channelMap = entries.map { $0! }
         }
         plan.dither = a.has("--dither")
-        let input = try about(inPath) { () throws(AudioError) in try ExtAudioFile.open(path: inPath) }
+        let input = try about(inPath) { () throws(AudioError) in try ExtAudioFile(path: inPath) }
         let source = input.fileDataFormat
         var channels = source.channelsPerFrame
         if let map = plan.channelMap { channels = UInt32(map.count) }

@@ -102,9 +102,17 @@ public final class ExtAudioFile {
 
     // MARK: Opening
 
-    /// Opens a file for reading (`ExtAudioFileOpenURL`).
+    /// Opens a file for reading (`ExtAudioFileOpenURL`). An initializer, as
+    /// ``AudioFile``'s `init(path:)`: opening an existing file makes an object; making a new
+    /// file is the static `create`, on both classes.
+    public convenience init(path: String) throws(AudioError) {
+        try self.init(reading: AudioFile(path: path))
+    }
+
+    /// Opens a file for reading.
+    @available(*, deprecated, renamed: "init(path:)")
     public static func open(path: String) throws(AudioError) -> ExtAudioFile {
-        try ExtAudioFile(reading: AudioFile(path: path))
+        try ExtAudioFile(path: path)
     }
 
     /// Reads through an open ``AudioFile`` (`ExtAudioFileWrapAudioFileID`).
@@ -406,8 +414,12 @@ public final class ExtAudioFile {
     /// G.711, or a compressed format Tonearm encodes (FLAC, with `encoderSettings`). Set ``clientDataFormat`` to
     /// write in another format; it starts as `format` for PCM, or native 16-bit (or 32-bit
     /// for deeper sources) integers.
+    ///
+    /// `flags` are ``AudioFile/create(path:type:format:flags:)``'s, with its default: an
+    /// existing file is an error ('prm?') unless `flags` has `.eraseFile`, as
+    /// `ExtAudioFileCreateWithURL` does. (This replaced existing files by default before.)
     public static func create(path: String, type: AudioFileTypeID, format: StreamDescription,
-                              channelLayout: ChannelLayout? = nil, flags: AudioFile.CreateFlags = [.eraseFile],
+                              channelLayout: ChannelLayout? = nil, flags: AudioFile.CreateFlags = [],
                               encoderSettings: EncoderSettings = .init()) throws(AudioError) -> ExtAudioFile
     {
         try ExtAudioFile(path: path, type: type, format: format, channelLayout: channelLayout, flags: flags,

@@ -82,6 +82,10 @@ public final class AudioFile {
 
     /// Creates a new file for writing (`AudioFileCreateWithURL`).
     ///
+    /// An existing file at `path` is an error ('prm?') unless `flags` has `.eraseFile`, as
+    /// Apple's flags mean; ``ExtAudioFile``'s `create` takes the same flags, with the same
+    /// default.
+    ///
     /// Set the channel layout, magic cookie and info dictionary with `setProperty` before
     /// or while writing; `close()` writes the final sizes and the metadata.
     public static func create(path: String, type: AudioFileTypeID, format: StreamDescription,
@@ -183,6 +187,11 @@ public final class AudioFile {
         writerState = s
     }
 
+    // The same names and types as AudioFileStream's: `T { get throws }` for what every file
+    // has, `T? { get throws }` for what a file may lack (nil: this file has none). Throwing
+    // means the question cannot be answered (a closed file), never that the value is absent.
+
+    /// The file's type ('ffmt', kAudioFilePropertyFileFormat, an `AudioFileTypeID`).
     public var fileType: AudioFileTypeID { get throws(AudioError) { try properties.fileType } }
     public var dataFormat: StreamDescription { get throws(AudioError) { try property(.dataFormat).streamDescription() } }
     public var audioDataPacketCount: Int64 { get throws(AudioError) { try property(.audioDataPacketCount).int64() } }

@@ -249,17 +249,37 @@ public final class AudioFileStream {
     }
 
     // MARK: Typed accessors
+    //
+    // The same names and types as AudioFile's. A value every file has is `T { get throws }`;
+    // one a file may lack (layout, cookie, packet table info) is `T? { get throws }`: nil
+    // once the stream is ready and the file has none, 'unk?' while it may still come.
+    // Throwing means "cannot answer now", never "this file has none".
 
-    public var fileFormat: AudioFileTypeID { get throws(AudioError) { try property(.fileFormat).fileType() } }
+    /// The file's type ('ffmt', kAudioFileStreamProperty_FileFormat, an `AudioFileTypeID`).
+    /// Named for its value's type, as ``AudioFile/fileType`` and the `fileTypeHint:` and
+    /// `type:` parameters are: Apple calls the property FileFormat, but in Swift a "file
+    /// format" reads as the data format (AVAudioFile's `fileFormat` is an AVAudioFormat).
+    public var fileType: AudioFileTypeID { get throws(AudioError) { try property(.fileFormat).fileType() } }
+    @available(*, deprecated, renamed: "fileType")
+    public var fileFormat: AudioFileTypeID { get throws(AudioError) { try fileType } }
     public var dataFormat: StreamDescription { get throws(AudioError) { try property(.dataFormat).streamDescription() } }
     public var dataOffset: Int64 { get throws(AudioError) { try property(.dataOffset).int64() } }
     public var audioDataByteCount: Int64 { get throws(AudioError) { try property(.audioDataByteCount).int64() } }
     public var audioDataPacketCount: Int64 { get throws(AudioError) { try property(.audioDataPacketCount).int64() } }
     public var maximumPacketSize: UInt32 { get throws(AudioError) { try property(.maximumPacketSize).uint32() } }
     public var bitRate: UInt32 { get throws(AudioError) { try property(.bitRate).uint32() } }
-    public var magicCookie: [UInt8] { get throws(AudioError) { try property(.magicCookieData).data() } }
-    public var channelLayout: ChannelLayout { get throws(AudioError) { try property(.channelLayout).channelLayout() } }
-    public var packetTableInfo: PacketTableInfo { get throws(AudioError) { try property(.packetTableInfo).packetTableInfo() } }
+    /// The magic cookie; nil once ready when the file has none (Apple's 'pty?').
+    public var magicCookie: [UInt8]? {
+        get throws(AudioError) { try optionalProperty(.magicCookieData) { v throws(AudioError) in try v.data() } }
+    }
+    /// The channel layout; nil once ready when the file gives none.
+    public var channelLayout: ChannelLayout? {
+        get throws(AudioError) { try optionalProperty(.channelLayout) { v throws(AudioError) in try v.channelLayout() } }
+    }
+    /// Priming and remainder frames; nil once ready when the file gives none.
+    public var packetTableInfo: PacketTableInfo? {
+        get throws(AudioError) { try optionalProperty(.packetTableInfo) { v throws(AudioError) in try v.packetTableInfo() } }
+    }
     public var infoDictionary: InfoDictionary { get throws(AudioError) { try property(.infoDictionary).info() } }
 
     /// PacketToFrame ('pkfr'): the first frame of a packet.
@@ -304,6 +324,18 @@ public final class AudioFileStream {
     /// - Throws: 'pck?' for a negative packet or one past the last.
     public func rollDistance(forPacket packet: Int64) throws(AudioError) -> Int64 {
         try PropertyValue.rollDistance(forPacket: packet, properties: try requireParser().properties)
+    }
+
+    /// A property the file may lack: 'pty?' (ready, and the file has none) is nil.
+    private func optionalProperty<T>(_ id: AudioFilePropertyID, _ value: (PropertyValue) throws(AudioError) -> T)
+        throws(AudioError) -> T?
+    {
+        do throws(AudioError) {
+            return try value(property(id))
+        } catch {
+            if error.code == .unsupportedProperty { return nil }
+            throw error
+        }
     }
 
     private func requireParser() throws(AudioError) -> FormatParser {
