@@ -198,6 +198,8 @@ public final class AudioFile {
     public var audioDataByteCount: Int64 { get throws(AudioError) { try property(.audioDataByteCount).int64() } }
     public var dataOffset: Int64 { get throws(AudioError) { try property(.dataOffset).int64() } }
     public var maximumPacketSize: UInt32 { get throws(AudioError) { try property(.maximumPacketSize).uint32() } }
+    /// Bits per second ('brat'), as ``AudioFileStream/bitRate``.
+    public var bitRate: UInt32 { get throws(AudioError) { try property(.bitRate).uint32() } }
     public var infoDictionary: InfoDictionary { get throws(AudioError) { try properties.info } }
     public var channelLayout: ChannelLayout? { get throws(AudioError) { try properties.channelLayout } }
     public var magicCookie: [UInt8]? { get throws(AudioError) { try properties.magicCookie } }

@@ -268,6 +268,9 @@ public final class AudioFileStream {
     public var audioDataPacketCount: Int64 { get throws(AudioError) { try property(.audioDataPacketCount).int64() } }
     public var maximumPacketSize: UInt32 { get throws(AudioError) { try property(.maximumPacketSize).uint32() } }
     public var bitRate: UInt32 { get throws(AudioError) { try property(.bitRate).uint32() } }
+    /// Seconds of audio, from the valid frames ('edur'), as ``AudioFile/estimatedDuration``;
+    /// 'unk?' while the frame count is not known.
+    public var estimatedDuration: Double { get throws(AudioError) { try property(.estimatedDuration).double() } }
     /// The magic cookie; nil once ready when the file has none (Apple's 'pty?').
     public var magicCookie: [UInt8]? {
         get throws(AudioError) { try optionalProperty(.magicCookieData) { v throws(AudioError) in try v.data() } }
