@@ -27,7 +27,7 @@ final class ExtAudioFileSettingsTests: XCTestCase {
     func testABadChannelMapThrowsAndTheOldMapStays() throws {
         let (path, samples) = try makeStereo()
         let swapped = AudioConverterTests.bytes((0..<Self.frames).flatMap { [samples[$0 * 2 + 1], samples[$0 * 2]] })
-        let f = try ExtAudioFile.open(path: path)
+        let f = try ExtAudioFile(path: path)
         try f.setChannelMap([1, 0])
         XCTAssertEqual(f.channelMap, [1, 0])
         // An entry naming a channel the file does not have, then a map of the wrong length.
@@ -71,13 +71,13 @@ final class ExtAudioFileSettingsTests: XCTestCase {
         XCTAssertEqual(w.channelMap, [1])
         XCTAssertEqual(w.dither, .none)
         try w.close()
-        let r = try ExtAudioFile.open(path: path)
+        let r = try ExtAudioFile(path: path)
         XCTAssertTrue(try readAll(r) == AudioConverterTests.bytes([100, 200, 300]))
     }
 
     func testAQualityOutsideAppleRangeThrowsAndTheOldQualityStays() throws {
         let (path, _) = try makeStereo()
-        let f = try ExtAudioFile.open(path: path)
+        let f = try ExtAudioFile(path: path)
         XCTAssertEqual(f.sampleRateConverterQuality, 0x60)
         try f.setSampleRateConverterQuality(0x7F)
         for bad in [-1, 128, 1000] {
@@ -95,7 +95,7 @@ final class ExtAudioFileSettingsTests: XCTestCase {
     /// Settings changed while reading keep the position, as a client format change does.
     func testAChangeKeepsTheReadPosition() throws {
         let (path, samples) = try makeStereo()
-        let f = try ExtAudioFile.open(path: path)
+        let f = try ExtAudioFile(path: path)
         try f.seek(toFrame: 1234)
         try f.setChannelMap([1, 0])
         XCTAssertEqual(f.tell(), 1234)
