@@ -68,7 +68,13 @@ enum ConvertCommand {
         let input = try about(inPath) { () throws(AudioError) in try ExtAudioFile(path: inPath) }
         let source = input.fileDataFormat
         var channels = source.channelsPerFrame
-        if let map = plan.channelMap { channels = UInt32(map.count) }
+        if let map = plan.channelMap {
+            // A usage error naming the option, before ExtAudioFile's -66564 could name a file.
+            if let bad = map.first(where: { $0 >= Int(source.channelsPerFrame) }) {
+                throw UsageError("--channel-map names input channel \(bad), but \(inPath) has \(source.channelsPerFrame) (0 to \(source.channelsPerFrame - 1))")
+            }
+            channels = UInt32(map.count)
+        }
         if let c = a.value("-c") {
             guard let n = UInt32(c), n > 0, n <= 64 else { throw UsageError("-c wants a channel count") }
             if plan.channelMap != nil && n != channels {
