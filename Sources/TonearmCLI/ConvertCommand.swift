@@ -65,10 +65,16 @@ enum ConvertCommand {
             plan.channelMap = entries.map { $0! }
         }
         plan.dither = a.has("--dither")
-        let input = try about(inPath) { () throws(AudioError) in try ExtAudioFile.open(path: inPath) }
+        let input = try about(inPath) { () throws(AudioError) in try ExtAudioFile(path: inPath) }
         let source = input.fileDataFormat
         var channels = source.channelsPerFrame
-        if let map = plan.channelMap { channels = UInt32(map.count) }
+        if let map = plan.channelMap {
+            // A usage error naming the option, before ExtAudioFile's -66564 could name a file.
+            if let bad = map.first(where: { $0 >= Int(source.channelsPerFrame) }) {
+                throw UsageError("--channel-map names input channel \(bad), but \(inPath) has \(source.channelsPerFrame) (0 to \(source.channelsPerFrame - 1))")
+            }
+            channels = UInt32(map.count)
+        }
         if let c = a.value("-c") {
             guard let n = UInt32(c), n > 0, n <= 64 else { throw UsageError("-c wants a channel count") }
             if plan.channelMap != nil && n != channels {
@@ -211,10 +217,9 @@ enum ConvertCommand {
         guard let info = FormatRegistry.info(for: plan.type), info.writableFormats.contains(output.formatID) else {
             throw AudioError(.unsupportedDataFormat, "\(plan.type) files cannot hold \(output.formatID) data")
         }
-        input.sampleRateConverterComplexity = plan.complexity
-        input.sampleRateConverterQuality = plan.quality
-        input.channelMap = plan.channelMap
-        input.dither = plan.dither ? .tpdf : .none
+        try input.setSampleRateConverterComplexity(plan.complexity)
+        try input.setSampleRateConverterQuality(plan.quality)
+        try input.setDither(plan.dither ? .tpdf : .none)
         // The client format both sides share.
         let client: StreamDescription = output.isPCM ? output
             : output.formatID == .uLaw || output.formatID == .aLaw
@@ -223,7 +228,11 @@ enum ConvertCommand {
                    isBigEndian: 1.bigEndian == 1, bytesPerSample: (max(8, output.bitsPerChannel) + 7) / 8)
         let layout: ChannelLayout? = output.channelsPerFrame == input.fileDataFormat.channelsPerFrame && plan.channelMap == nil
             ? input.fileChannelLayout : ChannelLayout.defaultLayout(channels: Int(output.channelsPerFrame))
-        try input.setClientDataFormat(client, channelLayout: plan.channelMap == nil ? layout : nil)
+        if let map = plan.channelMap {
+            try input.setClientDataFormat(client, channelMap: map)
+        } else {
+            try input.setClientDataFormat(client, channelLayout: layout)
+        }
         // A device or FIFO (/dev/null, /dev/stdout) is written in place; a file under a
         // temporary name, renamed at the end.
         let inPlace = isSpecialFile(outPath)

@@ -222,7 +222,7 @@ enum PlayCommand {
 
     /// The first file that does not open, when the player could not: its error names it.
     static func culprit(of paths: [String]) -> String? {
-        paths.first { path in (try? ExtAudioFile.open(path: path)) == nil }
+        paths.first { path in (try? ExtAudioFile(path: path)) == nil }
     }
 
     static func status(of player: AudioPlayer) -> PlayStatus {

@@ -46,14 +46,43 @@ public final class ExtAudioFile {
     public private(set) var clientChannelLayout: ChannelLayout?
 
     /// Apple's ChannelMap between the file's channels and the client's (reading) or the
-    /// client's and the file's (writing).
-    public var channelMap: [Int]? { didSet { converterChanged() } }
-    /// The resampler's complexity: 'line', 'norm' or 'bats'.
-    public var sampleRateConverterComplexity: SampleRateConverterComplexity = .normal { didSet { converterChanged() } }
-    /// The resampler's quality, 0 to 127.
-    public var sampleRateConverterQuality: Int = 0x60 { didSet { converterChanged() } }
-    /// TPDF dither when integer output keeps fewer bits than the source.
-    public var dither: DitherAlgorithm = .none { didSet { converterChanged() } }
+    /// client's and the file's (writing): for each output channel, the input channel it
+    /// takes, or -1 for silence. Set it with ``setChannelMap(_:)``, which checks it.
+    public var channelMap: [Int]? {
+        get { settings.channelMap }
+        @available(*, deprecated, message: "use setChannelMap(_:), which throws for a map that does not fit; this setter keeps the old map then")
+        set { try? setChannelMap(newValue) }
+    }
+    /// The resampler's complexity: 'line', 'norm' or 'bats'. Set it with
+    /// ``setSampleRateConverterComplexity(_:)``.
+    public var sampleRateConverterComplexity: SampleRateConverterComplexity {
+        get { settings.complexity }
+        @available(*, deprecated, message: "use setSampleRateConverterComplexity(_:), which throws when the converter cannot be rebuilt")
+        set { try? setSampleRateConverterComplexity(newValue) }
+    }
+    /// The resampler's quality, 0 to 127 (High, 0x60, by default). Set it with
+    /// ``setSampleRateConverterQuality(_:)``.
+    public var sampleRateConverterQuality: Int {
+        get { settings.quality }
+        @available(*, deprecated, message: "use setSampleRateConverterQuality(_:), which throws for a quality outside 0...127; this setter keeps the old quality then")
+        set { try? setSampleRateConverterQuality(newValue) }
+    }
+    /// TPDF dither when integer output keeps fewer bits than the source. Set it with ``setDither(_:)``.
+    public var dither: DitherAlgorithm {
+        get { settings.dither }
+        @available(*, deprecated, message: "use setDither(_:), which throws when the converter cannot be rebuilt")
+        set { try? setDither(newValue) }
+    }
+
+    /// What the converter is built from; changed as a whole so that a refused change leaves
+    /// every setting, and the converter, as they were.
+    private struct Settings {
+        var channelMap: [Int]?
+        var complexity: SampleRateConverterComplexity = .normal
+        var quality = 0x60
+        var dither: DitherAlgorithm = .none
+    }
+    private var settings = Settings()
 
     private let properties: FileProperties?
     private var converter: AudioConverter?
@@ -73,9 +102,17 @@ public final class ExtAudioFile {
 
     // MARK: Opening
 
-    /// Opens a file for reading (`ExtAudioFileOpenURL`).
+    /// Opens a file for reading (`ExtAudioFileOpenURL`). An initializer, as
+    /// ``AudioFile``'s `init(path:)`: opening an existing file makes an object; making a new
+    /// file is the static `create`, on both classes.
+    public convenience init(path: String) throws(AudioError) {
+        try self.init(reading: AudioFile(path: path))
+    }
+
+    /// Opens a file for reading.
+    @available(*, deprecated, renamed: "init(path:)")
     public static func open(path: String) throws(AudioError) -> ExtAudioFile {
-        try ExtAudioFile(reading: AudioFile(path: path))
+        try ExtAudioFile(path: path)
     }
 
     /// Reads through an open ``AudioFile`` (`ExtAudioFileWrapAudioFileID`).
@@ -108,42 +145,120 @@ public final class ExtAudioFile {
         if isWriting && packetsWritten > 0 {
             throw AudioError(.illegalOperation, "the client format cannot change once frames are written")
         }
-        let old = (clientDataFormat, clientChannelLayout)
         var f = format
         if f.sampleRate == 0 { f.sampleRate = fileDataFormat.sampleRate }
         // Without a layout, the client's channels keep the one they had while their count stays.
         let layout = channelLayout ?? (f.channelsPerFrame == clientDataFormat.channelsPerFrame ? clientChannelLayout : nil)
-        clientDataFormat = f
-        clientChannelLayout = layout
+        if let map = settings.channelMap { try checkChannelMap(map, clientChannels: Int(f.channelsPerFrame)) }
+        try reconfigure { file, _ in
+            file.clientDataFormat = f
+            file.clientChannelLayout = layout
+        }
+    }
+
+    /// Sets the client format and the channel map together, for a map whose channel count
+    /// is the new client format's (reading: `format`'s channels entries; writing: the
+    /// file's). Changing one and then the other would pass through a state that does not fit.
+    /// - Throws: -66564 (`kExtAudioFileError_InvalidChannelMap`) for a map that does not
+    ///   fit; what ``setClientDataFormat(_:channelLayout:)`` throws. Nothing changes then.
+    public func setClientDataFormat(_ format: StreamDescription, channelMap map: [Int]?) throws(AudioError) {
+        guard !closed else { throw AudioError(.notOpen, "the file is closed") }
+        guard format.isPCM, PCMEncoder.canEncode(format) || PCMBuffer.commonFormat(of: format) != nil else {
+            throw AudioError(.unsupportedDataFormat, "a client format must be linear PCM, not \(format)")
+        }
+        var f = format
+        if f.sampleRate == 0 { f.sampleRate = fileDataFormat.sampleRate }
+        if let map { try checkChannelMap(map, clientChannels: Int(f.channelsPerFrame)) }
+        try reconfigure { file, settings in
+            file.clientDataFormat = f
+            file.clientChannelLayout = nil
+            settings.channelMap = map
+        }
+    }
+
+    /// Sets the channel map (Apple's `kAudioConverterChannelMap` on the file's converter):
+    /// reading, one entry per client channel naming the file channel it takes; writing, one
+    /// entry per file channel naming the client channel; -1 is silence. Nil goes back to the
+    /// default (the channel layouts, or the standard mix).
+    /// - Throws: -66564 (`kExtAudioFileError_InvalidChannelMap`) when the entry count is not
+    ///   the output's channel count or an entry names no input channel; 'nope' once frames
+    ///   are written. The map in force stays then.
+    public func setChannelMap(_ map: [Int]?) throws(AudioError) {
+        if let map { try checkChannelMap(map, clientChannels: Int(clientDataFormat.channelsPerFrame)) }
+        try reconfigure { _, settings in settings.channelMap = map }
+    }
+
+    /// Sets the resampler's complexity ('line', 'norm' or 'bats').
+    /// - Throws: 'nope' once frames are written; what rebuilding the converter throws.
+    public func setSampleRateConverterComplexity(_ complexity: SampleRateConverterComplexity) throws(AudioError) {
+        try reconfigure { _, settings in settings.complexity = complexity }
+    }
+
+    /// Sets the resampler's quality, Apple's kAudioConverterSampleRateConverterQuality:
+    /// 0…127 (Min 0, Low 0x20, Medium 0x40, High 0x60, Max 0x7F).
+    /// - Throws: 'prop' for a quality outside 0…127, even when the rates are equal and no
+    ///   resampler runs; 'nope' once frames are written. The quality in force stays then.
+    public func setSampleRateConverterQuality(_ quality: Int) throws(AudioError) {
+        guard (0...0x7F).contains(quality) else {
+            throw AudioError(.propertyNotSupported, "a sample rate converter quality is 0...127, not \(quality)")
+        }
+        try reconfigure { _, settings in settings.quality = quality }
+    }
+
+    /// Sets the dither applied when integer output keeps fewer bits than the source.
+    /// - Throws: 'nope' once frames are written; what rebuilding the converter throws.
+    public func setDither(_ dither: DitherAlgorithm) throws(AudioError) {
+        try reconfigure { _, settings in settings.dither = dither }
+    }
+
+    /// A map's entry count must be the converter's output channels, and each entry -1 or an
+    /// input channel: reading, the file's channels in, the client's out; writing, the reverse.
+    private func checkChannelMap(_ map: [Int], clientChannels: Int) throws(AudioError) {
+        let fileChannels = Int(fileDataFormat.channelsPerFrame)
+        let (inputs, outputs) = isWriting ? (clientChannels, fileChannels) : (fileChannels, clientChannels)
+        guard map.count == outputs else {
+            throw AudioError(.invalidChannelMap, "the channel map has \(map.count) entries for \(outputs) output channels")
+        }
+        if let bad = map.first(where: { $0 < -1 || $0 >= inputs }) {
+            throw AudioError(.invalidChannelMap, "channel map entry \(bad) names no input channel (0..<\(inputs), or -1)")
+        }
+    }
+
+    /// Applies a change to the client format or the converter settings and rebuilds the
+    /// converter (reading, at the same position). When the rebuild fails, every setting and
+    /// the converter go back to what they were, and the error is thrown.
+    private func reconfigure(_ change: (ExtAudioFile, inout Settings) -> Void) throws(AudioError) {
+        guard !closed else { throw AudioError(.notOpen, "the file is closed") }
+        if isWriting && packetsWritten > 0 {
+            // The converter holds the resampler's and dither's state for frames written.
+            throw AudioError(.illegalOperation, "the client format and converter settings cannot change once frames are written")
+        }
+        let old = (clientDataFormat, clientChannelLayout, settings)
+        change(self, &settings)
         do throws(AudioError) {
-            if isWriting { try makeWriteConverter() } else {
-                let frame = tell()
-                try makeReadConverter()
-                try seek(toFrame: frame)
-            }
+            try rebuildConverter()
         } catch {
-            (clientDataFormat, clientChannelLayout) = old
-            if isWriting { try? makeWriteConverter() } else { try? makeReadConverter() }
+            (clientDataFormat, clientChannelLayout, settings) = old
+            try? rebuildConverter()
             throw error
         }
     }
 
-    private func converterChanged() {
-        guard !closed else { return }
+    private func rebuildConverter() throws(AudioError) {
         if isWriting {
-            try? makeWriteConverter()
+            try makeWriteConverter()
         } else {
             let frame = tell()
-            try? makeReadConverter()
-            try? seek(toFrame: frame)
+            try makeReadConverter()
+            try seek(toFrame: frame)
         }
     }
 
     private func configure(_ c: AudioConverter) throws(AudioError) {
-        c.channelMap = channelMap
-        c.sampleRateConverterComplexity = sampleRateConverterComplexity
-        c.sampleRateConverterQuality = sampleRateConverterQuality
-        c.dither = dither
+        c.channelMap = settings.channelMap
+        c.sampleRateConverterComplexity = settings.complexity
+        c.sampleRateConverterQuality = settings.quality
+        c.dither = settings.dither
         try c.prepare()
     }
 
@@ -167,12 +282,13 @@ public final class ExtAudioFile {
     private var concealedEarlier = 0
 
     private func makeReadConverter() throws(AudioError) {
-        concealedEarlier += converter?.concealedPackets ?? 0
         let c = try AudioConverter(from: fileDataFormat, to: clientDataFormat, magicCookie: properties?.magicCookie)
         // The converter prefers the codec's own channel order (ALAC) to the file's.
         c.inputChannelLayout = storedLayout
         c.outputChannelLayout = clientChannelLayout
         try configure(c)
+        // Counted only once the new converter replaces the old, so a refused change counts nothing twice.
+        concealedEarlier += converter?.concealedPackets ?? 0
         converter = c
         try startReading(atFileFrame: 0, clientSkip: 0)
         clientPosition = 0
@@ -298,8 +414,12 @@ public final class ExtAudioFile {
     /// G.711, or a compressed format Tonearm encodes (FLAC, with `encoderSettings`). Set ``clientDataFormat`` to
     /// write in another format; it starts as `format` for PCM, or native 16-bit (or 32-bit
     /// for deeper sources) integers.
+    ///
+    /// `flags` are ``AudioFile/create(path:type:format:flags:)``'s, with its default: an
+    /// existing file is an error ('prm?') unless `flags` has `.eraseFile`, as
+    /// `ExtAudioFileCreateWithURL` does. (This replaced existing files by default before.)
     public static func create(path: String, type: AudioFileTypeID, format: StreamDescription,
-                              channelLayout: ChannelLayout? = nil, flags: AudioFile.CreateFlags = [.eraseFile],
+                              channelLayout: ChannelLayout? = nil, flags: AudioFile.CreateFlags = [],
                               encoderSettings: EncoderSettings = .init()) throws(AudioError) -> ExtAudioFile
     {
         try ExtAudioFile(path: path, type: type, format: format, channelLayout: channelLayout, flags: flags,

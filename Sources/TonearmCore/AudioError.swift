@@ -93,6 +93,8 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let codecState = Code("!stt")
         /// 'bada', kAudioCodecBadDataError.
         public static let codecBadData = Code("bada")
+        /// The channel map does not fit the formats' channel counts (`kExtAudioFileError_InvalidChannelMap`).
+        public static let invalidChannelMap = Code(rawValue: -66564)
 
         // Playback (AudioHardware, AudioUnit and AudioQueue).
         /// No such output device, or no sound system could be opened (`kAudioHardwareBadDeviceError`).
@@ -152,6 +154,7 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
             .codecUnsupportedFormat: "codec: unsupported format",
             .codecState: "codec: bad state",
             .codecBadData: "codec: bad data",
+            .invalidChannelMap: "invalid channel map",
             .badDevice: "bad device",
             .hardwareNotRunning: "hardware not running",
             .uninitialized: "uninitialized",
@@ -206,7 +209,7 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
         case .permissions, .fileNotFound, .badDevice, .hardwareNotRunning, .cannotStart: return .io
         case .httpStatus, .network, .timedOut: return .io
         case .rangeNotSupported: return .unsupported
-        case .uninitialized, .invalidBuffer, .bufferEmpty, .invalidRunState: return .usage
+        case .uninitialized, .invalidBuffer, .bufferEmpty, .invalidRunState, .invalidChannelMap: return .usage
         case .formatNotSupported: return .unsupported
         default: return .malformed
         }

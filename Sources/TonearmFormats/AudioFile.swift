@@ -82,6 +82,10 @@ public final class AudioFile {
 
     /// Creates a new file for writing (`AudioFileCreateWithURL`).
     ///
+    /// An existing file at `path` is an error ('prm?') unless `flags` has `.eraseFile`, as
+    /// Apple's flags mean; ``ExtAudioFile``'s `create` takes the same flags, with the same
+    /// default.
+    ///
     /// Set the channel layout, magic cookie and info dictionary with `setProperty` before
     /// or while writing; `close()` writes the final sizes and the metadata.
     public static func create(path: String, type: AudioFileTypeID, format: StreamDescription,
@@ -183,12 +187,19 @@ public final class AudioFile {
         writerState = s
     }
 
+    // The same names and types as AudioFileStream's: `T { get throws }` for what every file
+    // has, `T? { get throws }` for what a file may lack (nil: this file has none). Throwing
+    // means the question cannot be answered (a closed file), never that the value is absent.
+
+    /// The file's type ('ffmt', kAudioFilePropertyFileFormat, an `AudioFileTypeID`).
     public var fileType: AudioFileTypeID { get throws(AudioError) { try properties.fileType } }
     public var dataFormat: StreamDescription { get throws(AudioError) { try property(.dataFormat).streamDescription() } }
     public var audioDataPacketCount: Int64 { get throws(AudioError) { try property(.audioDataPacketCount).int64() } }
     public var audioDataByteCount: Int64 { get throws(AudioError) { try property(.audioDataByteCount).int64() } }
     public var dataOffset: Int64 { get throws(AudioError) { try property(.dataOffset).int64() } }
     public var maximumPacketSize: UInt32 { get throws(AudioError) { try property(.maximumPacketSize).uint32() } }
+    /// Bits per second ('brat'), as ``AudioFileStream/bitRate``.
+    public var bitRate: UInt32 { get throws(AudioError) { try property(.bitRate).uint32() } }
     public var infoDictionary: InfoDictionary { get throws(AudioError) { try properties.info } }
     public var channelLayout: ChannelLayout? { get throws(AudioError) { try properties.channelLayout } }
     public var magicCookie: [UInt8]? { get throws(AudioError) { try properties.magicCookie } }
@@ -224,10 +235,22 @@ public final class AudioFile {
     public func nextIndependentPacket(_ packet: Int64) throws(AudioError) -> Int64 {
         try PropertyValue.independentPacket(packet, next: true, properties: try readableParser().properties)
     }
-    /// PacketToRollDistance ('pkrl'): packets to decode before this one for correct output.
+    /// PacketToRollDistance ('pkrl'): the packets before this one that must be decoded for
+    /// its output to be right. It depends on the packet, and is never more than the packets
+    /// before it (0 for packet 0):
+    /// - Opus: the packets of the 80 ms before it (RFC 7845 §4.6), from each one's duration;
+    /// - MP3: the frames that hold the bit reservoir (511 bytes of main data for MPEG-1, 255
+    ///   for MPEG-2) of the packet before it, plus that packet, from the packet sizes;
+    /// - MP1 2, MP2 1 (the synthesis filter's history); AAC, AC-3 and Vorbis 1 (the
+    ///   transform's overlap), or an MP4 file's own 'roll' group;
+    /// - PCM, FLAC, ALAC and the other formats whose packets decode alone: 0.
+    ///
+    /// Without the sizes or durations of the packets before (a stream keeps no packet
+    /// table), the answer is a bound: for MP3 the reservoir over the smallest frames the
+    /// stream's rate allows (9 at 44.1 kHz stereo), for Opus 4 (packets of 20 ms, the usual).
+    /// - Throws: 'pck?' for a negative packet or one past the last.
     public func rollDistance(forPacket packet: Int64) throws(AudioError) -> Int64 {
-        _ = packet
-        return try readableParser().properties.rollDistance ?? 0
+        try PropertyValue.rollDistance(forPacket: packet, properties: try readableParser().properties)
     }
 
     private func readableParser() throws(AudioError) -> FormatParser {

@@ -249,17 +249,40 @@ public final class AudioFileStream {
     }
 
     // MARK: Typed accessors
+    //
+    // The same names and types as AudioFile's. A value every file has is `T { get throws }`;
+    // one a file may lack (layout, cookie, packet table info) is `T? { get throws }`: nil
+    // once the stream is ready and the file has none, 'unk?' while it may still come.
+    // Throwing means "cannot answer now", never "this file has none".
 
-    public var fileFormat: AudioFileTypeID { get throws(AudioError) { try property(.fileFormat).fileType() } }
+    /// The file's type ('ffmt', kAudioFileStreamProperty_FileFormat, an `AudioFileTypeID`).
+    /// Named for its value's type, as ``AudioFile/fileType`` and the `fileTypeHint:` and
+    /// `type:` parameters are: Apple calls the property FileFormat, but in Swift a "file
+    /// format" reads as the data format (AVAudioFile's `fileFormat` is an AVAudioFormat).
+    public var fileType: AudioFileTypeID { get throws(AudioError) { try property(.fileFormat).fileType() } }
+    @available(*, deprecated, renamed: "fileType")
+    public var fileFormat: AudioFileTypeID { get throws(AudioError) { try fileType } }
     public var dataFormat: StreamDescription { get throws(AudioError) { try property(.dataFormat).streamDescription() } }
     public var dataOffset: Int64 { get throws(AudioError) { try property(.dataOffset).int64() } }
     public var audioDataByteCount: Int64 { get throws(AudioError) { try property(.audioDataByteCount).int64() } }
     public var audioDataPacketCount: Int64 { get throws(AudioError) { try property(.audioDataPacketCount).int64() } }
     public var maximumPacketSize: UInt32 { get throws(AudioError) { try property(.maximumPacketSize).uint32() } }
     public var bitRate: UInt32 { get throws(AudioError) { try property(.bitRate).uint32() } }
-    public var magicCookie: [UInt8] { get throws(AudioError) { try property(.magicCookieData).data() } }
-    public var channelLayout: ChannelLayout { get throws(AudioError) { try property(.channelLayout).channelLayout() } }
-    public var packetTableInfo: PacketTableInfo { get throws(AudioError) { try property(.packetTableInfo).packetTableInfo() } }
+    /// Seconds of audio, from the valid frames ('edur'), as ``AudioFile/estimatedDuration``;
+    /// 'unk?' while the frame count is not known.
+    public var estimatedDuration: Double { get throws(AudioError) { try property(.estimatedDuration).double() } }
+    /// The magic cookie; nil once ready when the file has none (Apple's 'pty?').
+    public var magicCookie: [UInt8]? {
+        get throws(AudioError) { try optionalProperty(.magicCookieData) { v throws(AudioError) in try v.data() } }
+    }
+    /// The channel layout; nil once ready when the file gives none.
+    public var channelLayout: ChannelLayout? {
+        get throws(AudioError) { try optionalProperty(.channelLayout) { v throws(AudioError) in try v.channelLayout() } }
+    }
+    /// Priming and remainder frames; nil once ready when the file gives none.
+    public var packetTableInfo: PacketTableInfo? {
+        get throws(AudioError) { try optionalProperty(.packetTableInfo) { v throws(AudioError) in try v.packetTableInfo() } }
+    }
     public var infoDictionary: InfoDictionary { get throws(AudioError) { try property(.infoDictionary).info() } }
 
     /// PacketToFrame ('pkfr'): the first frame of a packet.
@@ -288,10 +311,34 @@ public final class AudioFileStream {
     public func nextIndependentPacket(_ packet: Int64) throws(AudioError) -> Int64 {
         try PropertyValue.independentPacket(packet, next: true, properties: try requireParser().properties)
     }
-    /// PacketToRollDistance ('pkrl'): packets to decode before this one for correct output.
+    /// PacketToRollDistance ('pkrl'): the packets before this one that must be decoded for
+    /// its output to be right. It depends on the packet, and is never more than the packets
+    /// before it (0 for packet 0):
+    /// - Opus: the packets of the 80 ms before it (RFC 7845 §4.6), from each one's duration;
+    /// - MP3: the frames that hold the bit reservoir (511 bytes of main data for MPEG-1, 255
+    ///   for MPEG-2) of the packet before it, plus that packet, from the packet sizes;
+    /// - MP1 2, MP2 1 (the synthesis filter's history); AAC, AC-3 and Vorbis 1 (the
+    ///   transform's overlap), or an MP4 file's own 'roll' group;
+    /// - PCM, FLAC, ALAC and the other formats whose packets decode alone: 0.
+    ///
+    /// Without the sizes or durations of the packets before (a stream keeps no packet
+    /// table), the answer is a bound: for MP3 the reservoir over the smallest frames the
+    /// stream's rate allows (9 at 44.1 kHz stereo), for Opus 4 (packets of 20 ms, the usual).
+    /// - Throws: 'pck?' for a negative packet or one past the last.
     public func rollDistance(forPacket packet: Int64) throws(AudioError) -> Int64 {
-        _ = packet
-        return try requireParser().properties.rollDistance ?? 0
+        try PropertyValue.rollDistance(forPacket: packet, properties: try requireParser().properties)
+    }
+
+    /// A property the file may lack: 'pty?' (ready, and the file has none) is nil.
+    private func optionalProperty<T>(_ id: AudioFilePropertyID, _ value: (PropertyValue) throws(AudioError) -> T)
+        throws(AudioError) -> T?
+    {
+        do throws(AudioError) {
+            return try value(property(id))
+        } catch {
+            if error.code == .unsupportedProperty { return nil }
+            throw error
+        }
     }
 
     private func requireParser() throws(AudioError) -> FormatParser {

@@ -57,8 +57,12 @@ public final class AudioPlayer: @unchecked Sendable {
     /// Called on the player's threads for each event. Set before `play()`.
     @Synchronized public var onEvent: (@Sendable (Event) -> Void)? = nil
 
-    public let engine: AudioEngine
-    public let node = AudioPlayerNode()
+    /// The engine and node the player drives. `package`, not public: a user who stopped the
+    /// engine, scheduled on the node or changed its rate directly would break the player's
+    /// track bookkeeping and events. ``volume``, ``rate``, ``seek(to:)``, ``pause()`` and the
+    /// read-only figures (``backendName``, ``outputFormat``, ``underruns``) are the public way in.
+    package let engine: AudioEngine
+    package let node = AudioPlayerNode()
 
     /// Linear gain, 0 … 16.
     public var volume: Float {

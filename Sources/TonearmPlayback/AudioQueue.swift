@@ -73,8 +73,14 @@ public final class AudioQueue: @unchecked Sendable {
     }
     /// Whether the queue is started and has not stopped (`kAudioQueueProperty_IsRunning`).
     public var isRunning: Bool { running.value }
-    /// Frames played since `start()` (`AudioQueueGetCurrentTime`'s sample time).
-    public var currentTime: Double { Double(ring.framesRead - startPosition) }
+    /// Frames played since `start()`, at the queue's sample rate (`AudioQueueGetCurrentTime`'s
+    /// `mSampleTime`). Tonearm names a position in frames `…Frame` and one in seconds
+    /// `…Time` (a `TimeInterval`, as AVAudioPlayer's and ``AudioPlayer``'s `currentTime`), so
+    /// the unit is in the name.
+    public var currentFrame: Int64 { Int64(ring.framesRead - startPosition) }
+    /// Frames played since `start()`, despite the name: use ``currentFrame``.
+    @available(*, deprecated, message: "currentTime was in frames; use currentFrame (frames), or divide it by format.sampleRate for seconds")
+    public var currentTime: Double { Double(currentFrame) }
     /// Times the device found no audio while the queue was running.
     public var underruns: Int { underrunCount.value }
     /// The backend that opened, once started.

@@ -7,11 +7,15 @@ import Synchronization
 /// position modulo the capacity, a power of two. The consumer never blocks, allocates or takes
 /// a lock. A seek empties the ring without stopping the consumer: the producer asks for a
 /// discard up to its write position, and the consumer skips to it at its next read.
-public final class SampleRing: @unchecked Sendable {
+///
+/// `package`, not public: its safety rests on one producer and one consumer that the
+/// playback classes guarantee, and ``reset()`` is only safe while no consumer runs, which a
+/// user holding the ring could not know. Tests and other Tonearm modules may use it.
+package final class SampleRing: @unchecked Sendable {
     /// Samples per frame.
-    public let channels: Int
+    package let channels: Int
     /// Frames the ring holds, a power of two.
-    public let capacity: Int
+    package let capacity: Int
 
     private let storage: UnsafeMutablePointer<Float>
     private let mask: Int
@@ -20,7 +24,7 @@ public final class SampleRing: @unchecked Sendable {
     private let discardTarget = Atomic<Int>(0)
 
     /// A ring of at least `minimumFrames` frames of `channels` samples.
-    public init(channels: Int, minimumFrames: Int) {
+    package init(channels: Int, minimumFrames: Int) {
         precondition(channels > 0 && minimumFrames > 0)
         var frames = 1
         while frames < minimumFrames { frames <<= 1 }
@@ -36,20 +40,20 @@ public final class SampleRing: @unchecked Sendable {
     // MARK: Either side
 
     /// Frames consumed (read or discarded) since the ring was made.
-    public var framesRead: Int { readPosition.load(ordering: .acquiring) }
+    package var framesRead: Int { readPosition.load(ordering: .acquiring) }
     /// Frames written since the ring was made.
-    public var framesWritten: Int { writePosition.load(ordering: .acquiring) }
+    package var framesWritten: Int { writePosition.load(ordering: .acquiring) }
 
     // MARK: Producer
 
     /// Frames the producer can write now without overwriting unread ones.
-    public var writableFrames: Int {
+    package var writableFrames: Int {
         capacity - (writePosition.load(ordering: .relaxed) - readPosition.load(ordering: .acquiring))
     }
 
     /// Copies up to `frames` frames in; returns how many fit.
     @discardableResult
-    public func write(_ source: UnsafePointer<Float>, frames: Int) -> Int {
+    package func write(_ source: UnsafePointer<Float>, frames: Int) -> Int {
         let w = writePosition.load(ordering: .relaxed)
         let n = min(frames, capacity - (w - readPosition.load(ordering: .acquiring)))
         guard n > 0 else { return 0 }
@@ -62,12 +66,12 @@ public final class SampleRing: @unchecked Sendable {
     }
 
     /// Asks the consumer to drop everything written so far (a seek or a flush).
-    public func discardWritten() {
+    package func discardWritten() {
         discardTarget.store(writePosition.load(ordering: .relaxed), ordering: .releasing)
     }
 
     /// Empties the ring at once. Only when no consumer runs (the output is stopped).
-    public func reset() {
+    package func reset() {
         let w = writePosition.load(ordering: .relaxed)
         discardTarget.store(w, ordering: .releasing)
         readPosition.store(w, ordering: .releasing)
@@ -76,7 +80,7 @@ public final class SampleRing: @unchecked Sendable {
     // MARK: Consumer (render thread)
 
     /// Frames ready to read, after any discard the producer asked for.
-    public var readableFrames: Int {
+    package var readableFrames: Int {
         applyDiscard()
         return writePosition.load(ordering: .acquiring) - readPosition.load(ordering: .relaxed)
     }
@@ -84,7 +88,7 @@ public final class SampleRing: @unchecked Sendable {
     /// Adds up to `frames` frames, times `gain`, into `destination` (interleaved, same channel
     /// count); returns how many were there. The render thread calls this.
     @discardableResult
-    public func mix(into destination: UnsafeMutablePointer<Float>, frames: Int, gain: Float) -> Int {
+    package func mix(into destination: UnsafeMutablePointer<Float>, frames: Int, gain: Float) -> Int {
         consume(frames) { source, offset, count in
             Self.addScaled(source, into: destination + offset, count: count, gain: gain)
         }
@@ -92,7 +96,7 @@ public final class SampleRing: @unchecked Sendable {
 
     /// Copies up to `frames` frames out; returns how many were there.
     @discardableResult
-    public func read(into destination: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+    package func read(into destination: UnsafeMutablePointer<Float>, frames: Int) -> Int {
         consume(frames) { source, offset, count in
             (destination + offset).update(from: source, count: count)
         }

@@ -92,7 +92,7 @@ final class ExtAudioFileTests: XCTestCase {
         try w.close()
         for (rate, complexity) in [(48000.0, SampleRateConverterComplexity.normal), (16000, .mastering), (22050, .linear)] {
             let f = try ExtAudioFile.open(path: path)
-            f.sampleRateConverterComplexity = complexity
+            try f.setSampleRateConverterComplexity(complexity)
             try f.setClientDataFormat(.pcm(sampleRate: rate, channels: 1, bits: 32, isFloat: true))
             let whole = try readAll(f, chunk: 4096)
             let total = whole.count / 4

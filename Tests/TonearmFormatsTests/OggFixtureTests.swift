@@ -425,8 +425,8 @@ final class OggFixtureTests: XCTestCase {
         XCTAssertEqual(Array(events[second...].prefix(4)), ["dfmt", "mgic", "info", events[second + 3]])
         XCTAssertTrue(events[second + 3].hasPrefix("packets"))
         XCTAssertEqual(events.last, "pnfo")
-        XCTAssertEqual(try stream.packetTableInfo.numberValidFrames, 36000)
-        XCTAssertEqual(try stream.magicCookie[9], 2)  // OpusHead's channel count
+        XCTAssertEqual(try stream.packetTableInfo?.numberValidFrames, 36000)
+        XCTAssertEqual(try stream.magicCookie?[9], 2)  // OpusHead's channel count
 
         let file = try AudioFile(path: path)
         XCTAssertEqual(try file.dataFormat.channelsPerFrame, 1)
