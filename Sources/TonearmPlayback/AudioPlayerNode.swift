@@ -255,11 +255,12 @@ public final class AudioPlayerNode: @unchecked Sendable {
         thread = nil
     }
 
-    /// Render thread: mixes `frames` frames into `out`. Offline (no real time passes) it waits
-    /// for the decoder to fill what the ring lacked, instead of underrunning.
+    /// Render thread: mixes `frames` frames into `out` and returns how many it mixed (from the
+    /// start of `out`). Offline (no real time passes) it waits for the decoder to fill what
+    /// the ring lacked, instead of underrunning.
     @inline(__always)
-    func render(into out: UnsafeMutablePointer<Float>, frames: Int, offline: Bool, engineRunning: AtomicFlag) {
-        guard playing.value, let ring else { return }
+    func render(into out: UnsafeMutablePointer<Float>, frames: Int, offline: Bool, engineRunning: AtomicFlag) -> Int {
+        guard playing.value, let ring else { return 0 }
         let channels = ring.channels
         var n = offline && refilling.value ? 0 : ring.mix(into: out, frames: frames, gain: gain.value)
         if offline {
@@ -291,6 +292,7 @@ public final class AudioPlayerNode: @unchecked Sendable {
             if producerWaiting.value && ring.readableFrames <= ring.capacity / 2 { wakeProducer() }
         }
         if n < frames && hasPendingAudio.value && !refilling.value { underrunCount.add(1) }
+        return n
     }
 
     /// Offline only: a real-time render takes no lock, and the node's thread polls instead.

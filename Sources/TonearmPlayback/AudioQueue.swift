@@ -125,7 +125,7 @@ public final class AudioQueue: @unchecked Sendable {
         converter = try AudioConverter(from: format, to: output, magicCookie: magicCookie)
         try converter.prepare()
         unit = OutputUnit(backend: backend, options: options)
-        unit.streamFormat = output
+        try unit.setStreamFormat(output)
         ring = SampleRing(channels: channels, minimumFrames: max(8192, Int(format.sampleRate / 2)))
         // The thread holds the queue only for one step at a time, so dropping the queue ends it.
         thread = PlaybackThread(name: "tonearm-queue") { [weak self] in
@@ -172,13 +172,17 @@ public final class AudioQueue: @unchecked Sendable {
         }
         try unit.initialize()
         let offline = !unit.isRealtime
+        let offlineStream = offline ? unit.outputStream : nil
         let ring = self.ring, channels = self.channels
         let playing = self.playing, running = self.running, stopping = self.stopping
         let gain = self.gain, underruns = self.underrunCount, pendingAudio = self.pendingAudio
         let dataSignal = self.dataSignal, wake = self.wake
-        unit.setRenderCallback { [weak unit] flags, _, frames, data in
+        try unit.setRenderCallback { [weak unit] flags, _, frames, data in
             guard playing.value else {
-                if offline { Clock.sleep(seconds: 0.005) }     // paused: the virtual clock idles
+                if offline {
+                    offlineStream?.trimCurrentBuffer(toFrames: 0)     // paused: nothing is written
+                    Clock.sleep(seconds: 0.005)     // and the virtual clock idles
+                }
                 flags.insert(.outputIsSilence)
                 return
             }
@@ -204,7 +208,10 @@ public final class AudioQueue: @unchecked Sendable {
                 wake.signal()
                 dataSignal.wait(seconds: 0.01)
             }
-            if offline && n > 0 { wake.signal() }     // real time: the queue's thread polls instead of a lock here
+            if offline {
+                offlineStream?.trimCurrentBuffer(toFrames: n)     // a file ends with the last frame played
+                if n > 0 { wake.signal() }     // real time: the queue's thread polls instead of a lock here
+            }
         }
         startPosition = ring.framesRead
         stopping.value = false

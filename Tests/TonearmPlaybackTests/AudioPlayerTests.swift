@@ -146,11 +146,11 @@ final class GaplessAndTransportTests: XCTestCase {
                                        bytesPerFrame: channels * 2, channelsPerFrame: channels, bitsPerChannel: 16)
 
         let unit = OutputUnit(backend: FileOutputBackend(path: out))
-        unit.streamFormat = format
+        try unit.setStreamFormat(format)
         let handle = FileHandle(forReadingAtPath: path)!
         let done = expectation(description: "played")
         nonisolated(unsafe) var finished = false
-        unit.setRenderCallback { _, _, _, data in
+        try unit.setRenderCallback { _, _, _, data in
             memset(data[0].baseAddress!, 0, data[0].count)
             let chunk = handle.readData(ofLength: data[0].count)
             if chunk.count < data[0].count {
