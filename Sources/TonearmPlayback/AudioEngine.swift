@@ -42,7 +42,8 @@ public final class AudioEngine: @unchecked Sendable {
     public var isRunning: Bool { running.value }
     /// Underruns summed over the nodes.
     public var underruns: Int { attachedNodes.reduce(0) { $0 + $1.underruns } }
-    /// Frames rendered since the engine was made.
+    /// Frames rendered since the engine was made; on a sink without a clock (file, null), the
+    /// frames the nodes filled, which are the frames written.
     public var renderedFrames: Int64 { Int64(rendered.value) }
     /// Frames the device has played (rendered minus what its buffer still holds).
     public var framesPlayed: Int64 { outputUnit.framesPlayed }

@@ -237,7 +237,10 @@ final class AudioQueueTests: XCTestCase {
     func testResetForgetsQueuedBuffers() throws {
         let capture = Capture()
         let format = StreamDescription.int16(sampleRate: 8000, channels: 1)
-        let queue = try AudioQueue.newOutput(format: format, backend: NullOutputBackend(tap: capture.tap)) { _, _ in }
+        let calls = Recorder()
+        let queue = try AudioQueue.newOutput(format: format, backend: NullOutputBackend(tap: capture.tap)) { _, buffer in
+            calls.add(buffer.userData)
+        }
         let stopped = expectation(description: "stopped")
         queue.isRunningListener = { if !$0 { stopped.fulfill() } }
         let a = try queue.allocateBuffer(byteSize: 2000), b = try queue.allocateBuffer(byteSize: 2000)
@@ -253,6 +256,11 @@ final class AudioQueueTests: XCTestCase {
         let heard = capture.all.filter { $0 != 0 }
         XCTAssertEqual(heard.count, 1000)
         XCTAssertTrue(heard.allSatisfy { $0 == Float(2000) / 32768 }, "only the buffer enqueued after the reset plays")
+        // a came back when the reset flushed it (before the queue started), b once it played;
+        // and the file sink's trimming leaves exactly b's 1000 frames.
+        XCTAssertTrue(waitUntil(timeout: 2, { calls.all.count >= 2 }))
+        XCTAssertEqual(calls.all, [0, 1])
+        XCTAssertEqual(capture.all.count, 1000)
     }
 
     /// A buffer whose descriptions point outside it plays as nothing, is reported with its

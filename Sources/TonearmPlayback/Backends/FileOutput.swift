@@ -3,7 +3,10 @@ import TonearmFormats
 
 /// A sink that writes what would play into an audio file (WAV by default), as fast as it is
 /// rendered. The file takes the device format: interleaved little-endian PCM of the rendered
-/// sample type, or `sampleFormat` when given (for instance Int16 for a CD-style WAV).
+/// sample type, or `sampleFormat` when given (for instance Int16 for a CD-style WAV). An engine
+/// or queue writes only the frames it played (`AudioOutputStream.trimCurrentBuffer`), so the
+/// file has no silence before the first frame or after the last; an `OutputUnit` driven by
+/// your own callback writes whole periods.
 ///
 /// An existing file at `path` is replaced, as any tool replaces its output file; pass
 /// `flags: []` to refuse it instead ('prm?', as `AudioFile.create` without `.eraseFile`).
