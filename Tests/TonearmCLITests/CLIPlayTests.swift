@@ -175,9 +175,6 @@ func openPseudoTerminal() throws -> (Int32, Int32) {
 final class CLIPlayTests: XCTestCase {
     let stereoWAV = packageRoot + "/Samples/tone-stereo.wav"
     let stereoMP3 = packageRoot + "/Samples/tone-stereo.mp3"
-    /// The file sink's period at 44.1 kHz with the default latency of 0.1 s: a quarter of it,
-    /// 1102 frames (AudioOutputOptions.period(at:)).
-    let period = 1102
 
     /// A file decoded by ExtAudioFile to interleaved Float32: what the player renders.
     func decode(_ path: String) throws -> (samples: [Float], channels: Int, rate: Double) {
