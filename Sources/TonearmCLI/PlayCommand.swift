@@ -291,8 +291,8 @@ final class FrameLimit: Sendable {
 }
 
 /// A backend whose streams, on a sink without a clock, end by themselves once the limit has
-/// been rendered, at the end of the period that reaches it: such a sink renders faster than
-/// the main loop could watch. A real device is stopped by the main loop when `playedTime`
+/// been rendered, at the frame it names (the last buffer is trimmed there): such a sink
+/// renders faster than the main loop could watch. A real device is stopped by the main loop when `playedTime`
 /// (what was heard) reaches the limit, and is left alone here.
 struct LimitedOutputBackend: AudioOutputBackend {
     let inner: any AudioOutputBackend
@@ -329,13 +329,17 @@ final class LimitedOutputStream: AudioOutputStream {
     var framesPlayed: Int64 { inner.framesPlayed }
 
     func start(render: @escaping DeviceRenderBlock, onEnd: @escaping (AudioError?) -> Void) throws(AudioError) {
-        let total = frames, limit = limit
+        let total = frames, limit = limit, inner = inner, audible = audible
         // Frames rendered so far: the device thread's own count (its sample time may not
         // start at 0), kept apart from `self` so the thread never outlives what it touches.
         let rendered = FrameCount()
         try inner.start(render: { count, buffer, time in
+            audible.value.store(Int64(count), ordering: .relaxed)
             let more = render(count, buffer, time)
-            return rendered.value.wrappingAdd(Int64(count), ordering: .relaxed).newValue < total && more
+            let done = rendered.value.load(ordering: .relaxed)
+            let keep = min(audible.value.load(ordering: .relaxed), total - done)
+            inner.trimCurrentBuffer(toFrames: Int(max(0, keep)))
+            return rendered.value.wrappingAdd(max(0, keep), ordering: .relaxed).newValue < total && more
         }, onEnd: { error in
             // Ended by itself after its last buffer was written: at the limit, or the end.
             if rendered.value.load(ordering: .relaxed) >= total { limit.markReached() }
@@ -344,6 +348,10 @@ final class LimitedOutputStream: AudioOutputStream {
     }
 
     func stop(drain: Bool) { inner.stop(drain: drain) }
+
+    /// The renderer's trim of the buffer being rendered; the limit may trim it further.
+    private let audible = FrameCount()
+    func trimCurrentBuffer(toFrames frames: Int) { audible.value.store(Int64(frames), ordering: .relaxed) }
 }
 
 private final class FrameCount: Sendable {

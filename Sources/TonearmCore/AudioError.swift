@@ -110,7 +110,11 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
         /// An enqueued buffer holds no data (`kAudioQueueErr_BufferEmpty`).
         public static let bufferEmpty = Code(rawValue: -66686)
         /// Not allowed in the queue's or player's current state (`kAudioQueueErr_InvalidRunState`).
-        public static let invalidRunState = Code(rawValue: -66679)
+        public static let invalidRunState = Code(rawValue: -66678)
+        /// The property cannot be set now: the unit is initialized (`kAudioUnitErr_PropertyNotWritable`).
+        public static let propertyNotWritable = Code(rawValue: -10865)
+        /// Not possible while the unit runs; possible later (`kAudioUnitErr_CannotDoInCurrentContext`).
+        public static let cannotDoInCurrentContext = Code(rawValue: -10863)
         /// The queue could not start its device (`kAudioQueueErr_CannotStart`).
         public static let cannotStart = Code(rawValue: -66681)
 
@@ -163,6 +167,8 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
             .bufferEmpty: "buffer empty",
             .invalidRunState: "invalid run state",
             .cannotStart: "cannot start",
+            .propertyNotWritable: "property not writable",
+            .cannotDoInCurrentContext: "cannot do in current context",
             .httpStatus: "HTTP error",
             .network: "network error",
             .timedOut: "timed out",
@@ -210,6 +216,7 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
         case .httpStatus, .network, .timedOut: return .io
         case .rangeNotSupported: return .unsupported
         case .uninitialized, .invalidBuffer, .bufferEmpty, .invalidRunState, .invalidChannelMap: return .usage
+        case .propertyNotWritable, .cannotDoInCurrentContext: return .usage
         case .formatNotSupported: return .unsupported
         default: return .malformed
         }

@@ -25,7 +25,9 @@ public final class AudioMixerNode: @unchecked Sendable {
 /// The engine renders Float32 at its format's rate and channel count; every node converts
 /// what it plays to that. The render path mixes the nodes' rings and never allocates or locks.
 /// On a sink with a virtual clock (file, null) it waits for the nodes instead of underrunning,
-/// so rendering offline is exact and as fast as decoding.
+/// so rendering offline is exact and as fast as decoding; and while no node has audio to play
+/// (before `play()`, after the last item) no time passes there: nothing is written, so a file
+/// holds exactly what the nodes played, whether `start()` came before `play()` or after.
 public final class AudioEngine: @unchecked Sendable {
     /// The format of the mix: Float32, interleaved, at the rate and channel count given.
     public let format: StreamDescription
@@ -40,7 +42,8 @@ public final class AudioEngine: @unchecked Sendable {
     public var isRunning: Bool { running.value }
     /// Underruns summed over the nodes.
     public var underruns: Int { attachedNodes.reduce(0) { $0 + $1.underruns } }
-    /// Frames rendered since the engine was made.
+    /// Frames rendered since the engine was made; on a sink without a clock (file, null), the
+    /// frames the nodes filled, which are the frames written.
     public var renderedFrames: Int64 { Int64(rendered.value) }
     /// Frames the device has played (rendered minus what its buffer still holds).
     public var framesPlayed: Int64 { outputUnit.framesPlayed }
@@ -56,7 +59,8 @@ public final class AudioEngine: @unchecked Sendable {
     let running = AtomicFlag()
     private let rendered = AtomicCounter()
     private var nodes: UnsafeMutablePointer<Unmanaged<AudioPlayerNode>>
-    private var nodeCount = 0
+    /// Nodes in `nodes`; stored after the node, so the render thread sees a whole entry.
+    private let nodeCount = AtomicCounter()
     static let maximumNodes = 64
 
     /// An engine mixing to `format`'s rate and channel count, on `backend` (nil: the system's).
@@ -65,27 +69,27 @@ public final class AudioEngine: @unchecked Sendable {
     {
         self.format = .float32(sampleRate: format.sampleRate, channels: format.channelsPerFrame, interleaved: true)
         outputUnit = OutputUnit(backend: backend, options: options)
-        outputUnit.streamFormat = self.format
+        try? outputUnit.setStreamFormat(self.format)     // a new unit is not initialized: cannot fail
         nodes = .allocate(capacity: Self.maximumNodes)
     }
 
     deinit {
         stop()
-        for i in 0..<nodeCount { nodes[i].takeUnretainedValue().detach() }
-        for i in 0..<nodeCount { nodes[i].release() }
+        for i in 0..<nodeCount.value { nodes[i].takeUnretainedValue().detach() }
+        for i in 0..<nodeCount.value { nodes[i].release() }
         nodes.deallocate()
     }
 
     /// Adds a node to the engine (`attach`); it is mixed to the main mixer from then on.
-    /// Attach nodes while the engine is stopped.
+    /// As with AVAudioEngine, a node may be attached while the engine runs.
     public func attach(_ node: AudioPlayerNode) {
-        precondition(!running.value, "attach nodes while the engine is stopped")
-        precondition(nodeCount < Self.maximumNodes, "at most \(Self.maximumNodes) nodes")
         guard node.engine == nil else { return }
+        let count = nodeCount.value
+        precondition(count < Self.maximumNodes, "at most \(Self.maximumNodes) nodes")
         // The ring holds a second of audio: enough to ride out a slow decode or a busy disk.
         node.attach(to: self, format: format, ringFrames: max(Int(format.sampleRate), 8192))
-        nodes[nodeCount] = Unmanaged.passRetained(node)
-        nodeCount += 1
+        nodes[count] = Unmanaged.passRetained(node)
+        nodeCount.store(count + 1)
         attachedNodes.append(node)
     }
 
@@ -98,39 +102,46 @@ public final class AudioEngine: @unchecked Sendable {
     /// Opens the output and starts rendering (`start()`): '!dev' when no output opens.
     public func start() throws(AudioError) {
         guard !running.value else { return }
-        let nodes = self.nodes, count = nodeCount
+        let nodes = self.nodes, nodeCount = self.nodeCount
         let channels = Int(format.channelsPerFrame)
         let mixer = mainMixerNode.gain
         let running = self.running, rendered = self.rendered
         try outputUnit.initialize()
         let offline = !outputUnit.isRealtime
+        let offlineStream = offline ? outputUnit.outputStream : nil
         let stopsWhenIdle = self.stopsWhenIdle
         let onIdle = self.onIdle, onError = self.onError
         outputUnit.onEnd = { error in
             running.value = false
             if let error { onError?(error) } else if stopsWhenIdle && offline { onIdle?() }
         }
-        outputUnit.setRenderCallback { [weak unit = outputUnit] flags, _, frames, data in
+        try outputUnit.setRenderCallback { [weak unit = outputUnit] flags, _, frames, data in
             let out = data[0].baseAddress!.assumingMemoryBound(to: Float.self)
+            let count = nodeCount.value
             var anyPlaying = false
+            // Frames from the start of the buffer that some node filled.
+            var audible = 0
             for i in 0..<count {
                 let node = nodes[i].takeUnretainedValue()
                 if node.playing.value { anyPlaying = true }
-                node.render(into: out, frames: frames, offline: offline, engineRunning: running)
+                audible = max(audible, node.render(into: out, frames: frames, offline: offline, engineRunning: running))
             }
             let gain = mixer.value
             if gain != 1 { for i in 0..<(frames * channels) { out[i] *= gain } }
-            rendered.add(frames)
             if offline {
-                if stopsWhenIdle {
-                    var idle = true
-                    for i in 0..<count where !nodes[i].takeUnretainedValue().isIdle { idle = false }
-                    if idle {
-                        unit?.stop(drain: true)     // onEnd calls onIdle once this buffer is out
-                    }
-                } else if !anyPlaying {
-                    Clock.sleep(seconds: 0.005)     // nothing plays: let the virtual clock idle
+                // A virtual clock moves only with audio: the silence before a node plays, and
+                // after the last frame of what it played, is not written.
+                offlineStream?.trimCurrentBuffer(toFrames: audible)
+                rendered.add(audible)
+                var idle = stopsWhenIdle
+                for i in 0..<count where idle && !nodes[i].takeUnretainedValue().isIdle { idle = false }
+                if idle {
+                    unit?.stop(drain: true)     // onEnd calls onIdle once this buffer is out
+                } else if audible == 0 {
+                    Clock.sleep(seconds: 0.002)     // nothing to play yet: let the virtual clock idle
                 }
+            } else {
+                rendered.add(frames)
             }
             if !anyPlaying { flags.insert(.outputIsSilence) }
         }

@@ -74,6 +74,15 @@ public protocol AudioOutputStream: AnyObject {
     func stop(drain: Bool)
     /// Frames the device has played so far, as well as it can tell.
     var framesPlayed: Int64 { get }
+    /// Called from the render block: of the buffer being rendered, only the first `frames`
+    /// frames are audio. A sink without a clock (file, null) keeps only those, so a file holds
+    /// what was played, without a lead-in or a tail padded to the period; a real device plays
+    /// the whole buffer and ignores this.
+    func trimCurrentBuffer(toFrames frames: Int)
+}
+
+extension AudioOutputStream {
+    public func trimCurrentBuffer(toFrames frames: Int) {}
 }
 
 /// A device that takes PCM by blocking writes: the shape of ALSA, PulseAudio's simple API,
@@ -107,6 +116,8 @@ public final class WriterOutputStream: AudioOutputStream, @unchecked Sendable {
     }
 
     private let framesWritten = AtomicCounter()
+    /// Frames of the current buffer to write (`trimCurrentBuffer`); the period unless trimmed.
+    private let framesToWrite = AtomicCounter()
     private let running = AtomicFlag()
     private let drainOnStop = AtomicFlag()
     private var thread: PlaybackThread?
@@ -134,18 +145,21 @@ public final class WriterOutputStream: AudioOutputStream, @unchecked Sendable {
         // after `stop` has joined it.
         let writer = self.writer, running = self.running, drainOnStop = self.drainOnStop
         let framesWritten = self.framesWritten, buffer = self.buffer, periodFrames = self.periodFrames
+        let framesToWrite = self.framesToWrite
         thread = PlaybackThread(name: "tonearm-device") {
             var failure: AudioError?
             var ended = false
             while running.value {
+                framesToWrite.store(periodFrames)
                 let more = render(periodFrames, buffer, Int64(framesWritten.value))
+                let frames = max(0, min(periodFrames, framesToWrite.value))
                 do throws(AudioError) {
-                    try writer.write(buffer, frames: periodFrames)
+                    if frames > 0 { try writer.write(buffer, frames: frames) }
                 } catch {
                     failure = error
                     break
                 }
-                framesWritten.add(periodFrames)
+                framesWritten.add(frames)
                 if !more { ended = true; drainOnStop.value = true; break }
             }
             if drainOnStop.value { writer.drain() } else { writer.discard() }
@@ -153,6 +167,10 @@ public final class WriterOutputStream: AudioOutputStream, @unchecked Sendable {
             running.value = false
             if byItself || ended || failure != nil { onEnd(failure) }
         }
+    }
+
+    public func trimCurrentBuffer(toFrames frames: Int) {
+        if !isRealtime { framesToWrite.store(frames) }
     }
 
     public func stop(drain: Bool) {

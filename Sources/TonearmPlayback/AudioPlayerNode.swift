@@ -89,6 +89,8 @@ public final class AudioPlayerNode: @unchecked Sendable {
     private var seekRequest: (item: Int, frame: Int64)?
     private var currentItemID: Int?
     private var reportedUnderruns = 0
+    /// Changed by `stop()`: a chunk read without the lock is dropped if it changed meanwhile.
+    private var generation = 0
     private(set) weak var engine: AudioEngine?
     /// Tests only: seconds the node's thread sleeps after each chunk, to play a slow decoder.
     var chunkDelayForTesting = 0.0
@@ -100,14 +102,19 @@ public final class AudioPlayerNode: @unchecked Sendable {
 
     // MARK: Scheduling
 
-    /// Plays a PCM buffer after what is already scheduled (`scheduleBuffer`). The buffer is
-    /// converted to the engine's format now, so it may be reused at once. Returns the item's ID.
+    /// Plays a PCM buffer after what is already scheduled (`scheduleBuffer`). Returns the item's ID.
+    ///
+    /// The node copies the buffer's frames now (converted to the engine's format if need be), so
+    /// the caller may refill, shorten or reuse the buffer as soon as this returns. (AVAudioPlayerNode
+    /// instead keeps the buffer until its completion handler runs.)
     @discardableResult
     public func scheduleBuffer(_ buffer: PCMBuffer, completion: (@Sendable () -> Void)? = nil) throws(AudioError) -> Int {
         let format = try requireFormat()
         let converted: PCMBuffer
         if buffer.format == format {
-            converted = buffer
+            // A copy: the node's thread reads it long after this returns.
+            converted = PCMBuffer(format: format, frameCapacity: max(1, buffer.frameLength))!
+            Self.append(buffer, to: converted)
         } else {
             let converter = try AudioConverter(from: buffer.format, to: format)
             let body = try converter.convert(buffer)
@@ -195,10 +202,14 @@ public final class AudioPlayerNode: @unchecked Sendable {
         playing.value = false
     }
 
-    /// Stops and drops every scheduled item (their completions do not run).
+    /// Stops and drops every scheduled item. As with AVAudioPlayerNode, the completion of each
+    /// item still scheduled runs (once, in the order scheduled, on the caller's thread before
+    /// this returns); an item that had already ended was called back by the node's thread.
     public func stop() {
         playing.value = false
-        lock.withLock {
+        let completions = lock.withLock { () -> [@Sendable () -> Void] in
+            let completions = items.compactMap(\.completion)
+            generation &+= 1     // a read in flight is dropped when it returns
             items.removeAll()
             chunks.removeAll()
             seekRequest = nil
@@ -206,8 +217,10 @@ public final class AudioPlayerNode: @unchecked Sendable {
             hasPendingAudio.value = false
             refilling.value = false
             ring?.discardWritten()
+            return completions
         }
         dataSignal.signal()
+        for completion in completions { completion() }
     }
 
     /// Moves the current item to `frame` (engine-rate frames from the item's start),
@@ -255,11 +268,12 @@ public final class AudioPlayerNode: @unchecked Sendable {
         thread = nil
     }
 
-    /// Render thread: mixes `frames` frames into `out`. Offline (no real time passes) it waits
-    /// for the decoder to fill what the ring lacked, instead of underrunning.
+    /// Render thread: mixes `frames` frames into `out` and returns how many it mixed (from the
+    /// start of `out`). Offline (no real time passes) it waits for the decoder to fill what
+    /// the ring lacked, instead of underrunning.
     @inline(__always)
-    func render(into out: UnsafeMutablePointer<Float>, frames: Int, offline: Bool, engineRunning: AtomicFlag) {
-        guard playing.value, let ring else { return }
+    func render(into out: UnsafeMutablePointer<Float>, frames: Int, offline: Bool, engineRunning: AtomicFlag) -> Int {
+        guard playing.value, let ring else { return 0 }
         let channels = ring.channels
         var n = offline && refilling.value ? 0 : ring.mix(into: out, frames: frames, gain: gain.value)
         if offline {
@@ -291,6 +305,7 @@ public final class AudioPlayerNode: @unchecked Sendable {
             if producerWaiting.value && ring.readableFrames <= ring.capacity / 2 { wakeProducer() }
         }
         if n < frames && hasPendingAudio.value && !refilling.value { underrunCount.add(1) }
+        return n
     }
 
     /// Offline only: a real-time render takes no lock, and the node's thread polls instead.
@@ -378,34 +393,47 @@ public final class AudioPlayerNode: @unchecked Sendable {
             }
             let room = varispeed.map { $0.maximumOutput } ?? chunk
             if ring.writableFrames >= room {
-                var failure: (Int, AudioError)?
-                let wrote = lock.withLock { () -> Bool in
-                    guard let index = items.firstIndex(where: { $0.ringEnd == nil }) else { return false }
-                    var got = 0
-                    do throws(AudioError) {
-                        // A stream with nothing ready yet: look again later.
-                        guard let n = try read(&items[index], frames: chunk, into: &bytes) else { return false }
-                        got = n
-                    } catch { failure = (items[index].id, error) }
-                    let item = items[index]
-                    let done = failure != nil || got == 0 || item.read >= item.length
-                    let ringStart = ring.framesWritten
-                    var produced = got
-                    if let v = varispeed {
-                        let flush = done && index == items.count - 1
-                        produced = bytes.withUnsafeBytes { v.process($0.bindMemory(to: Float.self), frames: got, flush: flush, into: ring) }
-                    } else if got > 0 {
-                        bytes.withUnsafeBytes { _ = ring.write($0.bindMemory(to: Float.self).baseAddress!, frames: got) }
-                    }
-                    if produced > 0 || got > 0 {
-                        chunks.append(Chunk(ringStart: ringStart, ringEnd: ringStart + produced, item: item.id,
-                                            itemStart: item.read - Int64(got), itemEnd: item.read))
-                    }
-                    if done { items[index].ringEnd = ring.framesWritten }
-                    hasPendingAudio.value = items.contains { $0.ringEnd == nil }
-                    return true
+                // The item is read without the lock (a decode or a disk read may be slow), then
+                // published under it: position, scheduling and stop never wait for a read.
+                // Seeks are applied by this thread, so only `stop()` can change the items meanwhile.
+                let job = lock.withLock { () -> (item: Item, generation: Int)? in
+                    items.first { $0.ringEnd == nil }.map { ($0, generation) }
                 }
-                if let failure { events.append(.failed(failure.0, failure.1)) }
+                var wrote = false
+                if let job {
+                    var item = job.item
+                    var failure: (Int, AudioError)?
+                    var got: Int? = 0
+                    do throws(AudioError) {
+                        got = try read(&item, frames: chunk, into: &bytes)
+                    } catch { failure = (item.id, error) }
+                    wrote = lock.withLock { () -> Bool in
+                        // Stopped meanwhile (the chunk belongs to nothing now), or a stream with
+                        // nothing ready yet: look again later.
+                        guard job.generation == generation, let index = items.firstIndex(where: { $0.id == item.id }),
+                              let got else { return false }
+                        items[index].read = item.read
+                        items[index].source = item.source
+                        let done = failure != nil || got == 0 || item.read >= item.length
+                        let ringStart = ring.framesWritten
+                        var produced = got
+                        if let v = varispeed {
+                            let flush = done && index == items.count - 1
+                            produced = bytes.withUnsafeBytes { v.process($0.bindMemory(to: Float.self), frames: got, flush: flush, into: ring) }
+                        } else if got > 0 {
+                            bytes.withUnsafeBytes { _ = ring.write($0.bindMemory(to: Float.self).baseAddress!, frames: got) }
+                        }
+                        if produced > 0 || got > 0 {
+                            chunks.append(Chunk(ringStart: ringStart, ringEnd: ringStart + produced, item: item.id,
+                                                itemStart: item.read - Int64(got), itemEnd: item.read))
+                        }
+                        if done { items[index].ringEnd = ring.framesWritten }
+                        hasPendingAudio.value = items.contains { $0.ringEnd == nil }
+                        return true
+                    }
+                    if let failure, wrote { events.append(.failed(failure.0, failure.1)) }
+                    if !wrote && job.generation != lock.withLock({ generation }) { progressed = true }
+                }
                 if wrote {
                     if lock.withLock({ seekRequest == nil }) { refilling.value = false }
                     atomicMemoryFence(ordering: .sequentiallyConsistent)     // the chunk, then the flag

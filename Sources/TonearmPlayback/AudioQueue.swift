@@ -50,7 +50,10 @@ public final class AudioQueueBuffer: @unchecked Sendable {
 ///
 /// The format may be compressed (MP3, FLAC, ALAC, IMA4…): the queue decodes through an
 /// AudioConverter, as Apple's does; pass packet descriptions when the packets vary in size.
-/// Callbacks run on the queue's own thread, in the order the buffers were enqueued.
+/// Callbacks run on the queue's own thread, in the order the buffers were enqueued, once per
+/// enqueue: when the buffer has played, or when `reset()` or `stop(immediately: true)`
+/// flushed it. The queue decodes without holding its lock, so `enqueue` and `currentTime`
+/// never wait for a decode.
 public final class AudioQueue: @unchecked Sendable {
     /// Gets back a buffer the device has played (`AudioQueueOutputCallback`).
     public typealias OutputCallback = (_ queue: AudioQueue, _ buffer: AudioQueueBuffer) -> Void
@@ -105,10 +108,22 @@ public final class AudioQueue: @unchecked Sendable {
     private var converted: [UInt8] = []
     private var convertedOffset = 0
     private var convertingBuffer: AudioQueueBuffer?
+    /// The buffer the queue's thread is decoding without the lock.
+    private var decodingBuffer: AudioQueueBuffer?
+    /// Changed by a flush: a decode that started before it is dropped when it returns.
+    private var generation = 0
+    /// A flush asks the queue's thread, which alone uses the converter, to reset it.
+    private var converterNeedsReset = false
+    /// Buffers to hand back through the callback, in order (played or flushed).
+    private var returning: [AudioQueueBuffer] = []
+    /// The queue's thread's own: the decode in progress, swapped into `converted` when published.
+    private var decoded: [UInt8] = []
     private var thread: PlaybackThread?
     private var alive = true
     private var startPosition = 0
     private var disposed = false
+    /// Tests only: seconds each buffer's decode takes longer, to play a slow codec.
+    var decodeDelayForTesting = 0.0
 
     /// Makes an output queue (`AudioQueueNewOutput`). 'fmt?' when Tonearm cannot decode the format.
     public static func newOutput(format: StreamDescription, magicCookie: [UInt8]? = nil,
@@ -131,7 +146,7 @@ public final class AudioQueue: @unchecked Sendable {
         converter = try AudioConverter(from: format, to: output, magicCookie: magicCookie)
         try converter.prepare()
         unit = OutputUnit(backend: backend, options: options)
-        unit.streamFormat = output
+        try unit.setStreamFormat(output)
         ring = SampleRing(channels: channels, minimumFrames: max(8192, Int(format.sampleRate / 2)))
         // The thread holds the queue only for one step at a time, so dropping the queue ends it.
         thread = PlaybackThread(name: "tonearm-queue") { [weak self] in
@@ -178,13 +193,17 @@ public final class AudioQueue: @unchecked Sendable {
         }
         try unit.initialize()
         let offline = !unit.isRealtime
+        let offlineStream = offline ? unit.outputStream : nil
         let ring = self.ring, channels = self.channels
         let playing = self.playing, running = self.running, stopping = self.stopping
         let gain = self.gain, underruns = self.underrunCount, pendingAudio = self.pendingAudio
         let dataSignal = self.dataSignal, wake = self.wake
-        unit.setRenderCallback { [weak unit] flags, _, frames, data in
+        try unit.setRenderCallback { [weak unit] flags, _, frames, data in
             guard playing.value else {
-                if offline { Clock.sleep(seconds: 0.005) }     // paused: the virtual clock idles
+                if offline {
+                    offlineStream?.trimCurrentBuffer(toFrames: 0)     // paused: nothing is written
+                    Clock.sleep(seconds: 0.005)     // and the virtual clock idles
+                }
                 flags.insert(.outputIsSilence)
                 return
             }
@@ -210,7 +229,10 @@ public final class AudioQueue: @unchecked Sendable {
                 wake.signal()
                 dataSignal.wait(seconds: 0.01)
             }
-            if offline && n > 0 { wake.signal() }     // real time: the queue's thread polls instead of a lock here
+            if offline {
+                offlineStream?.trimCurrentBuffer(toFrames: n)     // a file ends with the last frame played
+                if n > 0 { wake.signal() }     // real time: the queue's thread polls instead of a lock here
+            }
         }
         startPosition = ring.framesRead
         stopping.value = false
@@ -230,9 +252,10 @@ public final class AudioQueue: @unchecked Sendable {
         playing.value = false
     }
 
-    /// Stops (`AudioQueueStop`). Immediately: playback ends now and the queued buffers are
-    /// dropped (their callbacks do not run). Otherwise the call returns at once and the queue
-    /// stops after playing everything enqueued; `isRunningListener` tells when.
+    /// Stops (`AudioQueueStop`). Immediately: playback ends now and every queued buffer is
+    /// handed back through the callback, in order, as Apple's queue does. Otherwise the call
+    /// returns at once and the queue stops after playing everything enqueued;
+    /// `isRunningListener` tells when.
     public func stop(immediately: Bool) {
         guard running.value else { return }
         if immediately {
@@ -259,24 +282,33 @@ public final class AudioQueue: @unchecked Sendable {
         wake.signal()
     }
 
-    /// Drops every queued buffer without stopping (`AudioQueueReset`).
+    /// Drops every queued buffer without stopping (`AudioQueueReset`); each comes back through
+    /// the callback, in order, so an app that refills there gets all of its buffers back.
     public func reset() {
         dropQueued(outputStopped: !running.value)
     }
 
-    /// Forgets every queued and decoded buffer. With the output stopped the ring empties at
-    /// once; while it runs, the render thread skips what was written at its next call.
+    /// Flushes every queued and decoded buffer and hands them back through the callback (on
+    /// the queue's thread). With the output stopped the ring empties at once; while it runs,
+    /// the render thread skips what was written at its next call.
     private func dropQueued(outputStopped: Bool) {
         lock.withLock {
+            returning += inFlight.map(\.buffer)
+            if let b = convertingBuffer { returning.append(b) }
+            if let b = decodingBuffer { returning.append(b) }
+            returning += pending.compactMap(\.buffer)
             pending.removeAll()
             inFlight.removeAll()
             converted.removeAll()
             convertedOffset = 0
             convertingBuffer = nil
+            decodingBuffer = nil
+            generation &+= 1
+            converterNeedsReset = true
             pendingAudio.value = false
             if outputStopped { ring.reset() } else { ring.discardWritten() }
-            converter.reset()
         }
+        wake.signal()
     }
 
     /// Sets a parameter (`AudioQueueSetParameter`).
@@ -303,35 +335,55 @@ public final class AudioQueue: @unchecked Sendable {
 
     // MARK: The queue's thread: decode into the ring, hand back played buffers.
 
-    /// One turn of the queue's thread; false when the queue is disposed.
+    /// One turn of the queue's thread; false when the queue is disposed. The next buffer is
+    /// taken under the lock, decoded without it, and published under it unless a flush came
+    /// in between (the generation changed).
     private func step(_ wasRunning: inout Bool) -> Bool {
-        var done: [AudioQueueBuffer] = []
         var progressed = false
         var failure: AudioError?
+        // Decode the next buffer when the last one is all in the ring.
+        var work: (buffer: AudioQueueBuffer?, descriptions: [PacketDescription]?, generation: Int, resetFirst: Bool)?
         let goOn = lock.withLock { () -> Bool in
             guard alive else { return false }
-            // Decode the next buffer when the last one is all in the ring.
             if converted.count == convertedOffset, !pending.isEmpty {
                 let next = pending.removeFirst()
-                converted.removeAll(keepingCapacity: true)
-                convertedOffset = 0
-                if let buffer = next.buffer {
-                    do throws(AudioError) {
-                        let raw = UnsafeRawBufferPointer(start: buffer.audioData, count: buffer.audioDataByteSize)
-                        let count = next.descriptions?.count ?? buffer.audioDataByteSize / max(1, Int(format.bytesPerPacket))
-                        try converter.convert(packets: raw, count: count, descriptions: next.descriptions, into: &converted)
-                    } catch {
-                        converted.removeAll()     // a bad buffer plays as nothing, and is reported
-                        converter.reset()
-                        failure = error
-                    }
-                    convertingBuffer = buffer
-                } else {
-                    try? converter.finish(into: &converted)
+                decodingBuffer = next.buffer
+                work = (next.buffer, next.descriptions, generation, converterNeedsReset)
+                converterNeedsReset = false
+            }
+            return true
+        }
+        guard goOn else { return false }
+        if let work {
+            if work.resetFirst { converter.reset() }
+            decoded.removeAll(keepingCapacity: true)
+            if let buffer = work.buffer {
+                do throws(AudioError) {
+                    let raw = UnsafeRawBufferPointer(start: buffer.audioData, count: buffer.audioDataByteSize)
+                    let count = work.descriptions?.count ?? buffer.audioDataByteSize / max(1, Int(format.bytesPerPacket))
+                    try converter.convert(packets: raw, count: count, descriptions: work.descriptions, into: &decoded)
+                    if decodeDelayForTesting > 0 { Clock.sleep(seconds: decodeDelayForTesting) }
+                } catch {
+                    decoded.removeAll()     // a bad buffer plays as nothing, and is reported
                     converter.reset()
-                    convertingBuffer = nil
+                    failure = error
                 }
-                progressed = true
+            } else {
+                try? converter.finish(into: &decoded)
+                converter.reset()
+            }
+            progressed = true
+        }
+        let batch = lock.withLock { () -> [AudioQueueBuffer] in
+            if let work {
+                if work.generation == generation {
+                    swap(&converted, &decoded)
+                    convertedOffset = 0
+                    convertingBuffer = work.buffer
+                    decodingBuffer = nil
+                } else {
+                    failure = nil     // flushed meanwhile: the buffer went back with the flush
+                }
             }
             // Copy what fits into the ring.
             let frameBytes = channels * 4
@@ -351,21 +403,21 @@ public final class AudioQueue: @unchecked Sendable {
             // Buffers whose every frame was rendered go back to the app, in order.
             let consumed = ring.framesRead
             while let first = inFlight.first, consumed >= first.ringEnd {
-                done.append(inFlight.removeFirst().buffer)
+                returning.append(inFlight.removeFirst().buffer)
             }
-            return true
+            defer { returning.removeAll() }
+            return returning
         }
-        guard goOn else { return false }
         if progressed { dataSignal.signal() }
         if let failure { onDecodeError?(failure) }
-        for buffer in done { callback(self, buffer) }
+        for buffer in batch { callback(self, buffer) }
         let nowRunning = running.value
         if wasRunning && !nowRunning && stopping.value {
             stopping.value = false
             isRunningListener?(false)
         }
         wasRunning = nowRunning
-        if !progressed && done.isEmpty { wake.wait(seconds: AudioPlayerNode.pollInterval) }
+        if !progressed && batch.isEmpty { wake.wait(seconds: AudioPlayerNode.pollInterval) }
         return true
     }
 }

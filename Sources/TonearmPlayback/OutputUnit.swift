@@ -40,8 +40,8 @@ public struct RenderActionFlags: OptionSet, Sendable {
 ///
 /// ```swift
 /// let unit = OutputUnit()
-/// unit.streamFormat = .int16(sampleRate: 44100, channels: 2)
-/// unit.setRenderCallback { flags, timeStamp, frameCount, data in
+/// try unit.setStreamFormat(.int16(sampleRate: 44100, channels: 2))
+/// try unit.setRenderCallback { flags, timeStamp, frameCount, data in
 ///     // fill data[0] with frameCount frames
 /// }
 /// try unit.start()
@@ -60,10 +60,23 @@ public final class OutputUnit: @unchecked Sendable {
     public let options: AudioOutputOptions
 
     /// The format the callback renders (`kAudioUnitProperty_StreamFormat`, input scope):
-    /// native-endian Int16, Int32 or Float32 linear PCM, interleaved or planar. Set it before
-    /// `initialize()`. Apple's default: Float32, planar, stereo, 44.1 kHz.
-    public var streamFormat: StreamDescription = .float32(sampleRate: 44100, channels: 2, interleaved: false) {
-        didSet { precondition(stream == nil, "set the stream format before initialize()") }
+    /// native-endian Int16, Int32 or Float32 linear PCM, interleaved or planar. Set it with
+    /// `setStreamFormat(_:)` before `initialize()`. Apple's default: Float32, planar, stereo, 44.1 kHz.
+    public var streamFormat: StreamDescription {
+        get { format }
+        @available(*, deprecated, message: "use setStreamFormat(_:), which throws once the unit is initialized")
+        set { try? setStreamFormat(newValue) }     // ignored once initialized, as the error is
+    }
+    private var format: StreamDescription = .float32(sampleRate: 44100, channels: 2, interleaved: false)
+
+    /// Sets the format the callback renders (`AudioUnitSetProperty` of
+    /// `kAudioUnitProperty_StreamFormat`). Once initialized the format is fixed, as in Apple's
+    /// units: `kAudioUnitErr_PropertyNotWritable`; uninitialize first to change it.
+    public func setStreamFormat(_ format: StreamDescription) throws(AudioError) {
+        guard stream == nil else {
+            throw AudioError(.propertyNotWritable, "the stream format cannot change once the unit is initialized; uninitialize it first")
+        }
+        self.format = format
     }
 
     /// Called on the device thread when the unit stops by itself, after the last buffer was
@@ -105,17 +118,24 @@ public final class OutputUnit: @unchecked Sendable {
         uninitialize()
     }
 
-    /// Sets the render callback (`kAudioUnitProperty_SetRenderCallback`).
-    public func setRenderCallback(_ callback: @escaping RenderCallback) {
-        precondition(!running.value, "set the render callback while stopped")
+    /// Sets the render callback (`kAudioUnitProperty_SetRenderCallback`). The device thread
+    /// holds the callback while it runs: `kAudioUnitErr_CannotDoInCurrentContext` while the
+    /// unit is running; stop it first.
+    public func setRenderCallback(_ callback: @escaping RenderCallback) throws(AudioError) {
+        guard !running.value else {
+            throw AudioError(.cannotDoInCurrentContext, "the render callback cannot change while the unit is running; stop it first")
+        }
         self.callback = callback
     }
+
+    /// The open stream, for the engine and the queue to trim an offline sink's buffers.
+    var outputStream: (any AudioOutputStream)? { stream }
 
     /// Opens the device (`AudioUnitInitialize`). '!dev' lists every backend tried and why it
     /// failed; 'fmt?' for a stream format no device takes.
     public func initialize() throws(AudioError) {
         guard stream == nil else { return }
-        let format = streamFormat
+        let format = self.format
         let device = try OutputFormat.deviceFormat(for: format)
         let opened: (name: String, stream: any AudioOutputStream)
         if let backend {
@@ -150,7 +170,7 @@ public final class OutputUnit: @unchecked Sendable {
         try initialize()
         guard let stream, let copier, let list, !running.value else { return }
         let callback = self.callback
-        let clientFrameBytes = Int(streamFormat.bytesPerFrame)
+        let clientFrameBytes = Int(format.bytesPerFrame)
         let buffers = clientBuffers
         let count = bufferCount
         let running = self.running

@@ -96,8 +96,8 @@ func measureOutputUnit(_ name: String, on backend: CountingOutputBackend, format
                        callback: @escaping OutputUnit.RenderCallback) throws(AudioError)
 {
     let unit = OutputUnit(backend: backend, options: backend.options)
-    unit.streamFormat = format
-    unit.setRenderCallback(callback)
+    try unit.setStreamFormat(format)
+    try unit.setRenderCallback(callback)
     try unit.start()
     backend.waitUntilMeasured(scenario: name)
     unit.stop()

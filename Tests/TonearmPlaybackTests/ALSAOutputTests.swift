@@ -92,7 +92,7 @@ final class ALSAOutputTests: XCTestCase {
         let source = try decodeWhole(toneStereoPath, as: format)
         XCTAssertEqual(source.frameLength, 22050)
         let unit = OutputUnit(backend: ALSAOutputBackend())
-        unit.streamFormat = format
+        try unit.setStreamFormat(format)
         try playToEnd(unit, source)
         try playToEnd(unit, source)
         XCTAssertEqual(unit.backendName, "alsa")
@@ -113,7 +113,7 @@ final class ALSAOutputTests: XCTestCase {
         let format = StreamDescription.float32(sampleRate: rate, channels: 2, interleaved: false)
         let source = try decodeWhole(toneStereoPath, as: format)
         let unit = OutputUnit(backend: ALSAOutputBackend())
-        unit.streamFormat = format
+        try unit.setStreamFormat(format)
         try playToEnd(unit, source)
         XCTAssertEqual(unit.deviceFormat, .float32(sampleRate: rate, channels: 2, interleaved: true))
         let period = unit.framesPerCall
@@ -127,7 +127,7 @@ final class ALSAOutputTests: XCTestCase {
         let format = StreamDescription.float32(sampleRate: rate, channels: 2, interleaved: false)
         let source = try decodeWhole(toneStereoPath, as: format)
         let unit = OutputUnit(backend: ALSAOutputBackend(), options: AudioOutputOptions(device: "tonearm_nofloat"))
-        unit.streamFormat = format
+        try unit.setStreamFormat(format)
         try playToEnd(unit, source)
         XCTAssertEqual(unit.deviceFormat, .pcm(sampleRate: rate, channels: 2, bits: 32, interleaved: true))
         let period = unit.framesPerCall

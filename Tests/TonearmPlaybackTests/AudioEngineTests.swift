@@ -99,6 +99,69 @@ final class AudioEngineTests: XCTestCase {
         XCTAssertLessThan(firstSilence, 4000, "the pause shows as silence inside the ramp")
     }
 
+    /// The README's example in Apple's order (start, then play), rendered to a file with 50 ms
+    /// between the two calls: the file holds exactly the file and the segment scheduled, with
+    /// no silence before (the engine used to render 0 to 730,000 silent frames there) and none
+    /// after (the last period used to be padded).
+    func testStartBeforePlayRendersExactlyWhatPlayed() throws {
+        let wav = packageRoot + "/Samples/tone-stereo.wav", mp3 = packageRoot + "/Samples/tone-stereo.mp3"
+        let out = makeTemporaryDirectory() + "/engine.wav"
+        let engine = AudioEngine(format: .float32(sampleRate: 44100, channels: 2), backend: FileOutputBackend(path: out))
+        let node = AudioPlayerNode()
+        engine.attach(node)
+        let done = Recorder()
+        try node.scheduleFile(wav) { done.add(1) }
+        try node.scheduleSegment(mp3, startingFrame: 4410, frameCount: 10000) { done.add(2) }
+        try engine.start()
+        Clock.sleep(seconds: 0.05)
+        node.play()
+        XCTAssertTrue(waitUntil(timeout: 30, { done.all.count == 2 }))
+        engine.stop()
+        let expected = try decodedFloats(wav) + Array(try decodedFloats(mp3)[(4410 * 2)..<(14410 * 2)])
+        XCTAssertEqual(expected.count, (22050 + 10000) * 2)
+        assertSamples(try decodedFloats(out), expected, "the file is what the node played")
+        XCTAssertEqual(done.all, [1, 2])
+    }
+
+    /// Misuse that Apple answers with an error code is an error here too, not a trap; and a
+    /// node attached while the engine runs plays, as AVAudioEngine allows.
+    func testMisuseIsAnErrorAndAttachingWhileRunningWorks() throws {
+        XCTAssertEqual(AudioError.Code.propertyNotWritable.rawValue, -10865)      // kAudioUnitErr_PropertyNotWritable
+        XCTAssertEqual(AudioError.Code.cannotDoInCurrentContext.rawValue, -10863) // kAudioUnitErr_CannotDoInCurrentContext
+        XCTAssertEqual(AudioError.Code.invalidRunState.rawValue, -66678)          // kAudioQueueErr_InvalidRunState
+        let mono = StreamDescription.float32(sampleRate: 8000, channels: 1)
+        let unit = OutputUnit(backend: NullOutputBackend())
+        try unit.setStreamFormat(mono)
+        try unit.initialize()
+        XCTAssertThrowsError(try unit.setStreamFormat(.int16(sampleRate: 8000, channels: 2))) {
+            XCTAssertEqual(($0 as? AudioError)?.code, .propertyNotWritable)
+        }
+        XCTAssertEqual(unit.streamFormat, mono)
+        try unit.setRenderCallback { _, _, _, _ in }
+        try unit.start()
+        XCTAssertThrowsError(try unit.setRenderCallback { _, _, _, _ in }) {
+            XCTAssertEqual(($0 as? AudioError)?.code, .cannotDoInCurrentContext)
+        }
+        unit.stop()
+        try unit.setRenderCallback { _, _, _, _ in }
+        unit.uninitialize()
+        try unit.setStreamFormat(.int16(sampleRate: 8000, channels: 2))
+
+        let capture = Capture()
+        let engine = AudioEngine(format: mono, backend: NullOutputBackend(tap: capture.tap))
+        try engine.start()
+        let node = AudioPlayerNode()
+        engine.attach(node)
+        let ramp = constant(0, frames: 3000, channels: 1)
+        ramp.withUnsafeMutableSamples(Float.self) { for i in 0..<3000 { $0[i] = Float(i + 1) / 3000 } }
+        let done = Recorder()
+        try node.scheduleBuffer(ramp) { done.add(1) }
+        node.play()
+        XCTAssertTrue(waitUntil(timeout: 10, { done.all == [1] }))
+        engine.stop()
+        assertSamples(capture.all, (0..<3000).map { Float($0 + 1) / 3000 }, "the node attached while running")
+    }
+
     func testSchedulingBeforeAttachingIsAnError() {
         let node = AudioPlayerNode()
         XCTAssertThrowsError(try node.scheduleBuffer(constant(0, frames: 1))) {
@@ -108,6 +171,16 @@ final class AudioEngineTests: XCTestCase {
             XCTAssertEqual(($0 as? AudioError)?.code, .fileNotFound)
         }
     }
+}
+
+/// Polls `condition` until it holds (true) or `timeout` seconds pass (false).
+func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
+    let giveUp = Clock.nanoseconds + UInt64(timeout * 1e9)
+    while !condition() {
+        if Clock.nanoseconds > giveUp { return false }
+        Clock.sleep(seconds: 0.005)
+    }
+    return true
 }
 
 final class EventSink: @unchecked Sendable {

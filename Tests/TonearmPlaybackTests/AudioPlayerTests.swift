@@ -66,6 +66,12 @@ final class GaplessAndTransportTests: XCTestCase {
                        [.started, .trackStarted(0), .trackEnded(0), .trackStarted(1), .trackEnded(1), .ended])
     }
 
+    /// Zero crossings in the first 20,000 frames of tone-stereo.wav's channels, counted with
+    /// Python on the file's samples. Left is 440 Hz plus 660 Hz at half the amplitude, right
+    /// 554.37 Hz plus 880 Hz at half: the stronger tone sets the crossings, 2 × 440 × 20000 /
+    /// 44100 ≈ 399 and 2 × 554.37 × 20000 / 44100 ≈ 503.
+    static let toneCrossings = (left: 398, right: 502)
+
     func testVolumeRateAndSeek() throws {
         let path = packageRoot + "/Samples/tone-stereo.wav"
         let source = try decodedFloats(path)
@@ -84,6 +90,21 @@ final class GaplessAndTransportTests: XCTestCase {
         XCTAssertTrue(p2.waitUntilEnded(timeout: 30))
         let nonSilent = fast.all.lastIndex { $0 != 0 }.map { $0 / 2 + 1 } ?? 0
         XCTAssertEqual(Double(nonSilent), Double(source.count / 2) / 2, accuracy: 200)
+        // The pitch: each channel's tone crosses zero as often in 10,000 output frames as the
+        // source does in 20,000 (one octave up), and the crossings count is the tone's own.
+        func crossings(_ x: [Float], channel: Int, frames: Int) -> Int {
+            (1..<frames).filter { (x[2 * ($0 - 1) + channel] < 0) != (x[2 * $0 + channel] < 0) }.count
+        }
+        for channel in 0..<2 {
+            let original = crossings(source, channel: channel, frames: 20000)
+            XCTAssertEqual(crossings(fast.all, channel: channel, frames: 10000), original, "channel \(channel)")
+        }
+        XCTAssertEqual(crossings(source, channel: 0, frames: 20000), Self.toneCrossings.left)
+        XCTAssertEqual(crossings(source, channel: 1, frames: 20000), Self.toneCrossings.right)
+        // As frequencies: 880 and 1108.7 Hz, within one crossing of 10,000 frames (0.5 %).
+        let hz = { (c: Int) in Double(crossings(fast.all, channel: c, frames: 10000)) / 2 / (10000 / 44100) }
+        XCTAssertEqual(hz(0), 880, accuracy: 880 * 0.005)
+        XCTAssertEqual(hz(1), 1108.74, accuracy: 1108.74 * 0.005)
         // Seek before playing: starts exactly at the frame.
         let sought = Capture()
         let p3 = try AudioPlayer(paths: [path], backend: NullOutputBackend(tap: sought.tap))
@@ -94,35 +115,52 @@ final class GaplessAndTransportTests: XCTestCase {
         assertSamples(Array(sought.all.prefix(source.count - from)), Array(source[from...]), "seek")
     }
 
-    /// A seek while playing on a real-time sink: what plays next is the file from exactly that
-    /// frame, and the time reported follows.
+    /// A seek while playing lands on its frame, and the time reported follows. On the null
+    /// sink's virtual clock the seek is made from the device thread once 0.3 s were written, so
+    /// nothing depends on how fast a loaded machine runs: the output is the file up to that
+    /// period's end, then the file from 2.5 s, sample for sample.
     func testSeekWhilePlayingLandsOnTheFrame() throws {
         let sox = try requireTool("sox")
-        let path = NSTemporaryDirectory() + "tonearm-seek-\(getpid()).wav"
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let path = makeTemporaryDirectory() + "/noise.wav"
         XCTAssertEqual(runStatus(sox, ["-R", "-n", "-r", "44100", "-c", "2", "-b", "16", path, "synth", "3", "whitenoise", "vol", "0.5"]), 0)
         let source = try decodedFloats(path)
+        final class Probe: @unchecked Sendable {
+            let lock = NSLock()
+            var player: AudioPlayer?
+            var written = 0
+            var seekAt: Int?
+            var timeBefore: Double?, timeAfter: Double?
+        }
+        let probe = Probe()
         let capture = Capture()
-        let player = try AudioPlayer(paths: [path], backend: NullOutputBackend(realtime: true, tap: capture.tap),
-                                     options: AudioOutputOptions(latency: 0.05))
+        let seekFrame = Int(0.3 * 44100)
+        let backend = NullOutputBackend(tap: { raw, frames in
+            capture.tap(raw, frames)
+            probe.lock.lock(); defer { probe.lock.unlock() }
+            guard let player = probe.player else { return }
+            let before = probe.written
+            probe.written += frames
+            if before < seekFrame && probe.written >= seekFrame {
+                probe.timeBefore = player.currentTime
+                probe.seekAt = probe.written
+                player.seek(to: 2.5)
+            } else if probe.seekAt != nil && probe.timeAfter == nil {
+                probe.timeAfter = player.currentTime
+            }
+        })
+        let player = try AudioPlayer(paths: [path], backend: backend)
+        probe.lock.withLock { probe.player = player }
         try player.play()
-        Clock.sleep(seconds: 0.3)
-        XCTAssertEqual(player.currentTime, 0.3, accuracy: 0.15)
-        player.seek(to: 2.5)
-        Clock.sleep(seconds: 0.05)
-        XCTAssertEqual(player.currentTime, 2.5, accuracy: 0.1)
-        XCTAssertTrue(player.waitUntilEnded(timeout: 10))
-        let got = capture.all
+        XCTAssertTrue(player.waitUntilEnded(timeout: 30))
+        let (seekAt, before, after) = probe.lock.withLock { (probe.seekAt, probe.timeBefore, probe.timeAfter) }
+        let at = try XCTUnwrap(seekAt)
+        // The time is what was heard: a period (the buffer being written) behind what was
+        // rendered, so it may trail the frame by up to two periods here.
+        let period = 2 * 1102.0 / 44100
+        XCTAssertEqual(try XCTUnwrap(before), Double(at) / 44100, accuracy: period)
+        XCTAssertEqual(try XCTUnwrap(after), 2.5, accuracy: period)
         let start = Int(2.5 * 44100) * 2
-        let target = Array(source[start..<(start + 2000)])
-        let landing = (0..<(got.count - 2000)).first { (i: Int) -> Bool in
-            got[i] == target[0] && Array(got[i..<(i + 2000)]) == target
-        }
-        XCTAssertNotNil(landing, "the samples from 2.5 s come out, sample for sample")
-        if let landing {
-            assertSamples(Array(got[..<min(landing, 22050)]), Array(source[..<min(landing, 22050)]), "before: from the start")
-            assertSamples(Array(got[landing..<min(got.count, landing + source.count - start)]), Array(source[start...]), "after")
-        }
+        assertSamples(capture.all, Array(source[..<(at * 2)]) + Array(source[start...]), "to the seek, then from 2.5 s")
     }
 
     /// Seed 004: raw s16le stereo 44.1 kHz from a file, pulled by a render callback that reads
@@ -146,11 +184,11 @@ final class GaplessAndTransportTests: XCTestCase {
                                        bytesPerFrame: channels * 2, channelsPerFrame: channels, bitsPerChannel: 16)
 
         let unit = OutputUnit(backend: FileOutputBackend(path: out))
-        unit.streamFormat = format
+        try unit.setStreamFormat(format)
         let handle = FileHandle(forReadingAtPath: path)!
         let done = expectation(description: "played")
         nonisolated(unsafe) var finished = false
-        unit.setRenderCallback { _, _, _, data in
+        try unit.setRenderCallback { _, _, _, data in
             memset(data[0].baseAddress!, 0, data[0].count)
             let chunk = handle.readData(ofLength: data[0].count)
             if chunk.count < data[0].count {

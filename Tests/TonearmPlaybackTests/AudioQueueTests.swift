@@ -45,7 +45,10 @@ final class AudioQueueTests: XCTestCase {
         XCTAssertEqual(queue.underruns, 0)
     }
 
-    func testStopImmediatelyDropsWhatWasQueued() throws {
+    /// An immediate stop cuts playback off and hands every queued buffer back through the
+    /// callback, each once and in order, as AudioQueueStop does: an app that refills in the
+    /// callback (seed 002) gets all its buffers back.
+    func testStopImmediatelyCallsBackEveryBufferOnce() throws {
         let capture = Capture()
         let format = StreamDescription.int16(sampleRate: 8000, channels: 1)
         let calls = Recorder()
@@ -64,9 +67,64 @@ final class AudioQueueTests: XCTestCase {
         let heard = capture.all.filter { $0 != 0 }.count
         XCTAssertGreaterThan(heard, 0)
         XCTAssertLessThan(heard, 8000, "three seconds were queued; the stop must cut them off")
+        XCTAssertTrue(waitUntil(timeout: 2, { calls.all.count >= 3 }))
         Clock.sleep(seconds: 0.1)
-        XCTAssertEqual(calls.all, [], "dropped buffers are not handed back as played")
+        XCTAssertEqual(calls.all, [0, 1, 2], "each buffer comes back once, in the order enqueued")
     }
+
+    /// AudioQueueReset hands back every buffer it flushes, in order, and the queue plays on:
+    /// buffers enqueued after it play.
+    func testResetCallsBackEveryBufferOnceAndPlaysOn() throws {
+        let capture = Capture()
+        let format = StreamDescription.int16(sampleRate: 8000, channels: 1)
+        let calls = Recorder()
+        let queue = try AudioQueue.newOutput(format: format, backend: NullOutputBackend(realtime: true, tap: capture.tap),
+                                             options: AudioOutputOptions(latency: 0.05)) { _, buffer in calls.add(buffer.userData) }
+        var buffers: [AudioQueueBuffer] = []
+        for b in 0..<4 {
+            let buffer = try queue.allocateBuffer(byteSize: 8000 * 2)
+            Self.fill(buffer, block: b, frames: 8000, channels: 1)
+            try queue.enqueue(buffer)
+            buffers.append(buffer)
+        }
+        try queue.start()
+        Clock.sleep(seconds: 0.2)
+        queue.reset()
+        XCTAssertTrue(queue.isRunning)
+        XCTAssertTrue(waitUntil(timeout: 2, { calls.all.count >= 4 }))
+        XCTAssertEqual(calls.all, [0, 1, 2, 3])
+        // The queue goes on with what comes next.
+        Self.fill(buffers[0], block: 9, frames: 800, channels: 1)
+        try queue.enqueue(buffers[0])
+        XCTAssertTrue(waitUntil(timeout: 5, { calls.all.count >= 5 }))
+        queue.dispose()
+        XCTAssertEqual(calls.all, [0, 1, 2, 3, 9])
+        XCTAssertTrue(capture.all.contains(Float(10 * 1000) / 32768), "the buffer enqueued after the reset played")
+    }
+
+    /// The queue decodes outside its lock: while a buffer takes half a second to decode,
+    /// enqueue and the time answer at once.
+    func testEnqueueDoesNotWaitForADecode() throws {
+        let format = StreamDescription.int16(sampleRate: 8000, channels: 1)
+        let queue = try AudioQueue.newOutput(format: format, backend: NullOutputBackend()) { _, _ in }
+        queue.decodeDelayForTesting = 0.5
+        let first = try queue.allocateBuffer(byteSize: 2000)
+        Self.fill(first, block: 0, frames: 1000, channels: 1)
+        try queue.enqueue(first)
+        Clock.sleep(seconds: 0.1)     // the queue's thread is decoding it now
+        var longest = 0.0
+        for b in 1..<4 {
+            let buffer = try queue.allocateBuffer(byteSize: 2000)
+            Self.fill(buffer, block: b, frames: 1000, channels: 1)
+            let t0 = Clock.nanoseconds
+            try queue.enqueue(buffer)
+            _ = queue.currentTime
+            longest = max(longest, Double(Clock.nanoseconds - t0) / 1e9)
+        }
+        XCTAssertLessThan(longest, 0.1, "enqueue waited for the decode")
+        queue.dispose()
+    }
+
 
     func testDecodesACompressedFormat() throws {
         // The IMA4 sample through the queue equals ExtAudioFile's decode of it.
@@ -179,7 +237,10 @@ final class AudioQueueTests: XCTestCase {
     func testResetForgetsQueuedBuffers() throws {
         let capture = Capture()
         let format = StreamDescription.int16(sampleRate: 8000, channels: 1)
-        let queue = try AudioQueue.newOutput(format: format, backend: NullOutputBackend(tap: capture.tap)) { _, _ in }
+        let calls = Recorder()
+        let queue = try AudioQueue.newOutput(format: format, backend: NullOutputBackend(tap: capture.tap)) { _, buffer in
+            calls.add(buffer.userData)
+        }
         let stopped = expectation(description: "stopped")
         queue.isRunningListener = { if !$0 { stopped.fulfill() } }
         let a = try queue.allocateBuffer(byteSize: 2000), b = try queue.allocateBuffer(byteSize: 2000)
@@ -195,6 +256,11 @@ final class AudioQueueTests: XCTestCase {
         let heard = capture.all.filter { $0 != 0 }
         XCTAssertEqual(heard.count, 1000)
         XCTAssertTrue(heard.allSatisfy { $0 == Float(2000) / 32768 }, "only the buffer enqueued after the reset plays")
+        // a came back when the reset flushed it (before the queue started), b once it played;
+        // and the file sink's trimming leaves exactly b's 1000 frames.
+        XCTAssertTrue(waitUntil(timeout: 2, { calls.all.count >= 2 }))
+        XCTAssertEqual(calls.all, [0, 1])
+        XCTAssertEqual(capture.all.count, 1000)
     }
 
     /// A buffer whose descriptions point outside it plays as nothing, is reported with its

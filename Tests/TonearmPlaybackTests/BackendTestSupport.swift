@@ -31,7 +31,7 @@ func playToEnd(_ unit: OutputUnit, _ source: PCMBuffer) throws {
     let bytesPerSample = source.commonFormat.bytesPerSample
     let capacity = source.frameCapacity
     let base = source.withUnsafeMutableRawBytes { UnsafeRawPointer($0.baseAddress!) }
-    unit.setRenderCallback { [unowned unit] _, _, frameCount, data in
+    try unit.setRenderCallback { [unowned unit] _, _, frameCount, data in
         let n = min(frameCount, total - position.frame)
         if n > 0 {
             if interleaved {

@@ -39,7 +39,7 @@ final class PulseOutputTests: XCTestCase {
         var backendName: String?
         let recorded = try recordPulseMonitor(sink: sink, rate: Int(rate), channels: 2) {
             let unit = OutputUnit(backend: PulseOutputBackend(), options: AudioOutputOptions(device: sink))
-            unit.streamFormat = format
+            try unit.setStreamFormat(format)
             try playToEnd(unit, source)
             latencyFrames = Int(unit.latency * rate)
             backendName = unit.backendName
