@@ -1,3 +1,4 @@
+import Synchronization
 import TonearmCore
 
 /// What Tonearm knows about one file type: its names, and how to parse and write it.
@@ -241,12 +242,18 @@ public enum FormatRegistry {
         return i.makeParser()
     }
 
-    nonisolated(unsafe) private static var registered: [FileTypeInfo] = builtinTypes()
+    /// Behind a lock: a parser thread may probe while the app registers a type. Readers take
+    /// a copy of the list (a retain) and work on that, outside the lock.
+    private static let registry = Mutex<[FileTypeInfo]>(builtinTypes())
+    private static var registered: [FileTypeInfo] { registry.withLock { $0 } }
 
-    /// Adds or replaces a file type. Call before any file is opened (for instance at launch).
+    /// Adds or replaces a file type. Safe from any thread; best done before files are opened
+    /// (for instance at launch), so that every file sees the same types.
     public static func register(_ info: FileTypeInfo) {
-        registered.removeAll { $0.type == info.type }
-        registered.append(info)
+        registry.withLock { types in
+            types.removeAll { $0.type == info.type }
+            types.append(info)
+        }
     }
 }
 
