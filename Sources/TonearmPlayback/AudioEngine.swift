@@ -32,7 +32,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// The mixer every attached node feeds.
     public let mainMixerNode = AudioMixerNode()
     /// The attached nodes.
-    public private(set) var attachedNodes: [AudioPlayerNode] = []
+    public var attachedNodes: [AudioPlayerNode] { graphLock.withLock { nodeList } }
     /// The output; its backend and options are fixed at init.
     public let outputUnit: OutputUnit
 
@@ -48,13 +48,21 @@ public final class AudioEngine: @unchecked Sendable {
     /// When true, an offline engine (file or null sink) stops by itself once every node has
     /// played all it was given; `onIdle` then runs on the device thread, after the last
     /// buffer was written.
-    public var stopsWhenIdle = false
+    public var stopsWhenIdle: Bool {
+        get { stopsWhenIdleFlag.value }
+        set { stopsWhenIdleFlag.value = newValue }
+    }
     @Synchronized public var onIdle: (@Sendable () -> Void)? = nil
     /// Called on the device thread when the output fails while running.
     @Synchronized public var onError: (@Sendable (AudioError) -> Void)? = nil
 
     let running = AtomicFlag()
     private let rendered = AtomicCounter()
+    private let stopsWhenIdleFlag = AtomicFlag()
+    // Guarded by `graphLock`: a thread may attach while another reads `attachedNodes` or
+    // `underruns`. The render block reads none of these: `start` hands it the count.
+    private let graphLock = Lock()
+    private var nodeList: [AudioPlayerNode] = []
     private var nodes: UnsafeMutablePointer<Unmanaged<AudioPlayerNode>>
     private var nodeCount = 0
     static let maximumNodes = 64
@@ -84,9 +92,11 @@ public final class AudioEngine: @unchecked Sendable {
         guard node.engine == nil else { return }
         // The ring holds a second of audio: enough to ride out a slow decode or a busy disk.
         node.attach(to: self, format: format, ringFrames: max(Int(format.sampleRate), 8192))
-        nodes[nodeCount] = Unmanaged.passRetained(node)
-        nodeCount += 1
-        attachedNodes.append(node)
+        graphLock.withLock {
+            nodes[nodeCount] = Unmanaged.passRetained(node)
+            nodeCount += 1
+            nodeList.append(node)
+        }
     }
 
     /// Connects a node to a mixer (`connect(_:to:format:)`). Every node feeds the main mixer,
@@ -98,7 +108,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// Opens the output and starts rendering (`start()`): '!dev' when no output opens.
     public func start() throws(AudioError) {
         guard !running.value else { return }
-        let nodes = self.nodes, count = nodeCount
+        let nodes = self.nodes, count = graphLock.withLock { nodeCount }
         let channels = Int(format.channelsPerFrame)
         let mixer = mainMixerNode.gain
         let running = self.running, rendered = self.rendered

@@ -74,7 +74,7 @@ public final class AudioQueue: @unchecked Sendable {
     /// Whether the queue is started and has not stopped (`kAudioQueueProperty_IsRunning`).
     public var isRunning: Bool { running.value }
     /// Frames played since `start()` (`AudioQueueGetCurrentTime`'s sample time).
-    public var currentTime: Double { Double(ring.framesRead - startPosition) }
+    public var currentTime: Double { Double(ring.framesRead - startPosition.value) }
     /// Times the device found no audio while the queue was running.
     public var underruns: Int { underrunCount.value }
     /// The backend that opened, once started.
@@ -101,7 +101,8 @@ public final class AudioQueue: @unchecked Sendable {
     private var convertingBuffer: AudioQueueBuffer?
     private var thread: PlaybackThread?
     private var alive = true
-    private var startPosition = 0
+    /// `ring.framesRead` at `start()`; atomic, as `currentTime` reads it on any thread.
+    private let startPosition = AtomicCounter()
     private var disposed = false
 
     /// Makes an output queue (`AudioQueueNewOutput`). 'fmt?' when Tonearm cannot decode the format.
@@ -206,7 +207,7 @@ public final class AudioQueue: @unchecked Sendable {
             }
             if offline && n > 0 { wake.signal() }     // real time: the queue's thread polls instead of a lock here
         }
-        startPosition = ring.framesRead
+        startPosition.store(ring.framesRead)
         stopping.value = false
         running.value = true
         playing.value = true
