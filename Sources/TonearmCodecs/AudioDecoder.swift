@@ -1,4 +1,3 @@
-import Synchronization
 import TonearmCore
 
 /// A decoder for one codec: packets in, PCM frames out.
@@ -54,14 +53,15 @@ public enum CodecRegistry {
     /// type, a decoder, or nil when the factory does not handle this format.
     public typealias Factory = @Sendable (StreamDescription, [UInt8]?, PCMBuffer.CommonFormat) throws(AudioError) -> AudioDecoder?
 
-    /// Behind a lock: a decoder thread may look a codec up while the app registers one.
+    /// Behind `lock`: a decoder thread may look a codec up while the app registers one.
     /// Readers take a copy of the list (a retain), and call the factories outside the lock.
-    private static let registry = Mutex<[Factory]>(builtinFactories())
-    private static var factories: [Factory] { registry.withLock { $0 } }
+    nonisolated(unsafe) private static var registered: [Factory] = builtinFactories()
+    private static let lock = Lock()
+    private static var factories: [Factory] { lock.withLock { registered } }
 
     /// Adds a decoder factory, tried before the built-in ones (and before the ones registered
     /// earlier). Safe from any thread; decoders made before the call are not affected.
-    public static func register(_ factory: @escaping Factory) { registry.withLock { $0.insert(factory, at: 0) } }
+    public static func register(_ factory: @escaping Factory) { lock.withLock { registered.insert(factory, at: 0) } }
 
     /// A decoder for `format`, producing `output` samples, or 'fmt?' when none can decode it.
     public static func makeDecoder(for format: StreamDescription, magicCookie: [UInt8]? = nil,

@@ -1,4 +1,3 @@
-import Synchronization
 import TonearmCore
 
 /// What Tonearm knows about one file type: its names, and how to parse and write it.
@@ -242,15 +241,16 @@ public enum FormatRegistry {
         return i.makeParser()
     }
 
-    /// Behind a lock: a parser thread may probe while the app registers a type. Readers take
+    /// Behind `lock`: a parser thread may probe while the app registers a type. Readers take
     /// a copy of the list (a retain) and work on that, outside the lock.
-    private static let registry = Mutex<[FileTypeInfo]>(builtinTypes())
-    private static var registered: [FileTypeInfo] { registry.withLock { $0 } }
+    nonisolated(unsafe) private static var types: [FileTypeInfo] = builtinTypes()
+    private static let lock = Lock()
+    private static var registered: [FileTypeInfo] { lock.withLock { types } }
 
     /// Adds or replaces a file type. Safe from any thread; best done before files are opened
     /// (for instance at launch), so that every file sees the same types.
     public static func register(_ info: FileTypeInfo) {
-        registry.withLock { types in
+        lock.withLock {
             types.removeAll { $0.type == info.type }
             types.append(info)
         }

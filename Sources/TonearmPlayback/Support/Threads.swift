@@ -1,5 +1,5 @@
 // The few threading primitives playback needs: a device or producer thread, a wake-up signal
-// for the threads that may block, a lock, and a monotonic clock. The render path uses none of
+// for the threads that may block, and a monotonic clock (the lock is TonearmCore's `Lock`). The render path uses none of
 // them except `Clock.nanoseconds` (a vDSO call, no lock, no allocation).
 #if canImport(Glibc)
 import Glibc
@@ -61,6 +61,12 @@ final class PlaybackThread: @unchecked Sendable {
             Unmanaged<Start>.fromOpaque(box).release()
             body()     // no thread to be had: run inline rather than never
         }
+    }
+
+    /// A thread nobody joined is detached, so that its resources go when it ends (a queue or
+    /// node dropped without being stopped ends its thread by itself).
+    deinit {
+        if let handle, !joined.exchange(true, ordering: .acquiringAndReleasing) { _ = pthread_detach(handle) }
     }
 
     /// True on the thread this object started.
@@ -130,15 +136,6 @@ final class WakeSignal: @unchecked Sendable {
         }
         pending = false
         pthread_mutex_unlock(mutex)
-    }
-}
-
-/// A plain mutex for the non-real-time side (queues of buffers, event lists).
-final class Lock: Sendable {
-    private let mutex = Mutex<Void>(())
-
-    func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
-        try mutex.withLock { _ throws(E) -> R in try body() }
     }
 }
 
