@@ -36,17 +36,17 @@ final class SampleRingTests: XCTestCase {
     }
 
     /// A producer thread and a consumer thread, each moving runs of random length (from their
-    /// own seeded generators, so a failure repeats), through a small ring that wraps on almost
-    /// every call and is often full or empty. What comes out must be exactly what went in:
+    /// own seeded generators, so a failure repeats), through a ring shorter than the longest
+    /// run, which wraps every other call and is often full or empty. What comes out must be exactly what went in:
     /// sample `k` of the stream is `k` modulo 2^24 (exact in Float), so a lost, repeated or
     /// torn frame shows as the first sample out of place. The consumer alternates `read` and
     /// `mix` (into zeros at gain 1, which leaves each sample as it was).
     func testTwoThreadsMoveMillionsOfFramesExactlyInOrder() {
         let channels = 2
         let totalFrames = 3_000_000
-        let ring = SampleRing(channels: channels, minimumFrames: 1000)
-        XCTAssertEqual(ring.capacity, 1024)
-        let maximumRun = 1500      // more than the ring holds: a write or read may be partial
+        let ring = SampleRing(channels: channels, minimumFrames: 4000)
+        XCTAssertEqual(ring.capacity, 4096)
+        let maximumRun = 5000      // more than the ring holds: a write or read may be partial
         let sampleModulus = 1 << 24
         let giveUp = Clock.nanoseconds + 60_000_000_000
         let outcome = Guarded<(firstMismatch: String?, consumed: Int, produced: Int, timedOut: Bool)>((nil, 0, 0, false))
