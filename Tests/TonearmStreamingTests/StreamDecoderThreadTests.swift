@@ -4,8 +4,10 @@ import Tonearm
 import TonearmTestSupport
 
 /// `StreamDecoder.recorder` and `fileDataFormat` while the decoder's thread runs. Both were
-/// plain fields the decoder's thread read and wrote without the lock; ThreadSanitizer's CI step
-/// runs this test and reported the race on the old code.
+/// plain fields that the decoder's thread reads and writes under its lock and the app set
+/// without it. ThreadSanitizer's CI step runs this test; it reported the recorder's race on
+/// the old code. (`fileDataFormat` changes only at a new Ogg link or MP3 format change, which
+/// this stream has not.)
 final class StreamDecoderThreadTests: XCTestCase {
     /// A recorder set while a trickled MP3 is being decoded gets every byte from then on: what
     /// it wrote is exactly the file's tail.
@@ -27,7 +29,10 @@ final class StreamDecoderThreadTests: XCTestCase {
         let recording = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-recorder-\(getpid()).mp3").path
         defer { try? FileManager.default.removeItem(atPath: recording) }
         let recorder = try StreamRecorder(path: recording)
-        d.recorder = recorder      // the decoder's thread is reading meanwhile
+        d.recorder = recorder
+        // The decoder's thread goes on reading, and writing to the recorder, while this thread
+        // takes none of the decoder's locks: nothing but the recorder's own lock orders the two.
+        usleep(200_000)
         while true {
             XCTAssertEqual(d.fileDataFormat, format)
             let n = try d.read(frames: 4096, into: &bytes)
