@@ -53,10 +53,15 @@ public enum CodecRegistry {
     /// type, a decoder, or nil when the factory does not handle this format.
     public typealias Factory = @Sendable (StreamDescription, [UInt8]?, PCMBuffer.CommonFormat) throws(AudioError) -> AudioDecoder?
 
-    nonisolated(unsafe) private static var factories: [Factory] = builtinFactories()
+    /// Behind `lock`: a decoder thread may look a codec up while the app registers one.
+    /// Readers take a copy of the list (a retain), and call the factories outside the lock.
+    nonisolated(unsafe) private static var registered: [Factory] = builtinFactories()
+    private static let lock = Lock()
+    private static var factories: [Factory] { lock.withLock { registered } }
 
-    /// Adds a decoder factory, tried before the built-in ones. Call at launch.
-    public static func register(_ factory: @escaping Factory) { factories.insert(factory, at: 0) }
+    /// Adds a decoder factory, tried before the built-in ones (and before the ones registered
+    /// earlier). Safe from any thread; decoders made before the call are not affected.
+    public static func register(_ factory: @escaping Factory) { lock.withLock { registered.insert(factory, at: 0) } }
 
     /// A decoder for `format`, producing `output` samples, or 'fmt?' when none can decode it.
     public static func makeDecoder(for format: StreamDescription, magicCookie: [UInt8]? = nil,

@@ -241,12 +241,19 @@ public enum FormatRegistry {
         return i.makeParser()
     }
 
-    nonisolated(unsafe) private static var registered: [FileTypeInfo] = builtinTypes()
+    /// Behind `lock`: a parser thread may probe while the app registers a type. Readers take
+    /// a copy of the list (a retain) and work on that, outside the lock.
+    nonisolated(unsafe) private static var types: [FileTypeInfo] = builtinTypes()
+    private static let lock = Lock()
+    private static var registered: [FileTypeInfo] { lock.withLock { types } }
 
-    /// Adds or replaces a file type. Call before any file is opened (for instance at launch).
+    /// Adds or replaces a file type. Safe from any thread; best done before files are opened
+    /// (for instance at launch), so that every file sees the same types.
     public static func register(_ info: FileTypeInfo) {
-        registered.removeAll { $0.type == info.type }
-        registered.append(info)
+        lock.withLock {
+            types.removeAll { $0.type == info.type }
+            types.append(info)
+        }
     }
 }
 

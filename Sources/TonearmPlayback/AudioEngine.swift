@@ -34,7 +34,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// The mixer every attached node feeds.
     public let mainMixerNode = AudioMixerNode()
     /// The attached nodes.
-    public private(set) var attachedNodes: [AudioPlayerNode] = []
+    public var attachedNodes: [AudioPlayerNode] { graphLock.withLock { nodeList } }
     /// The output; its backend and options are fixed at init.
     public let outputUnit: OutputUnit
 
@@ -51,13 +51,21 @@ public final class AudioEngine: @unchecked Sendable {
     /// When true, an offline engine (file or null sink) stops by itself once every node has
     /// played all it was given; `onIdle` then runs on the device thread, after the last
     /// buffer was written.
-    public var stopsWhenIdle = false
+    public var stopsWhenIdle: Bool {
+        get { stopsWhenIdleFlag.value }
+        set { stopsWhenIdleFlag.value = newValue }
+    }
     @Synchronized public var onIdle: (@Sendable () -> Void)? = nil
     /// Called on the device thread when the output fails while running.
     @Synchronized public var onError: (@Sendable (AudioError) -> Void)? = nil
 
     let running = AtomicFlag()
     private let rendered = AtomicCounter()
+    private let stopsWhenIdleFlag = AtomicFlag()
+    // Guarded by `graphLock`: a thread may attach while another reads `attachedNodes` or
+    // `underruns`. The render block reads only `nodeCount`, an atomic stored after its entry.
+    private let graphLock = Lock()
+    private var nodeList: [AudioPlayerNode] = []
     private var nodes: UnsafeMutablePointer<Unmanaged<AudioPlayerNode>>
     /// Nodes in `nodes`; stored after the node, so the render thread sees a whole entry.
     private let nodeCount = AtomicCounter()
@@ -84,13 +92,15 @@ public final class AudioEngine: @unchecked Sendable {
     /// As with AVAudioEngine, a node may be attached while the engine runs.
     public func attach(_ node: AudioPlayerNode) {
         guard node.engine == nil else { return }
-        let count = nodeCount.value
-        precondition(count < Self.maximumNodes, "at most \(Self.maximumNodes) nodes")
         // The ring holds a second of audio: enough to ride out a slow decode or a busy disk.
         node.attach(to: self, format: format, ringFrames: max(Int(format.sampleRate), 8192))
-        nodes[count] = Unmanaged.passRetained(node)
-        nodeCount.store(count + 1)
-        attachedNodes.append(node)
+        graphLock.withLock {
+            let count = nodeCount.value
+            precondition(count < Self.maximumNodes, "at most \(Self.maximumNodes) nodes")
+            nodes[count] = Unmanaged.passRetained(node)
+            nodeCount.store(count + 1)     // after the entry: the render thread reads the count first
+            nodeList.append(node)
+        }
     }
 
     /// Connects a node to a mixer (`connect(_:to:format:)`). Every node feeds the main mixer,

@@ -120,7 +120,9 @@ public final class WriterOutputStream: AudioOutputStream, @unchecked Sendable {
     private let framesToWrite = AtomicCounter()
     private let running = AtomicFlag()
     private let drainOnStop = AtomicFlag()
+    /// Guarded by `threadLock`: the device thread reads it when its render block stops the stream.
     private var thread: PlaybackThread?
+    private let threadLock = Lock()
     private let buffer: UnsafeMutableRawPointer
     private var closed = false
 
@@ -138,7 +140,7 @@ public final class WriterOutputStream: AudioOutputStream, @unchecked Sendable {
 
     public func start(render: @escaping DeviceRenderBlock, onEnd: @escaping (AudioError?) -> Void) throws(AudioError) {
         guard !running.value else { return }
-        thread?.join()
+        threadLock.withLock { self.thread }?.join()
         running.value = true
         drainOnStop.value = false
         // The thread touches only these, never `self`, so the stream may go away at any time
@@ -146,7 +148,7 @@ public final class WriterOutputStream: AudioOutputStream, @unchecked Sendable {
         let writer = self.writer, running = self.running, drainOnStop = self.drainOnStop
         let framesWritten = self.framesWritten, buffer = self.buffer, periodFrames = self.periodFrames
         let framesToWrite = self.framesToWrite
-        thread = PlaybackThread(name: "tonearm-device") {
+        let thread = PlaybackThread(name: "tonearm-device") {
             var failure: AudioError?
             var ended = false
             while running.value {
@@ -167,6 +169,7 @@ public final class WriterOutputStream: AudioOutputStream, @unchecked Sendable {
             running.value = false
             if byItself || ended || failure != nil { onEnd(failure) }
         }
+        threadLock.withLock { self.thread = thread }
     }
 
     public func trimCurrentBuffer(toFrames frames: Int) {
@@ -174,14 +177,14 @@ public final class WriterOutputStream: AudioOutputStream, @unchecked Sendable {
     }
 
     public func stop(drain: Bool) {
-        guard let thread else { return }
         // A stream that ended by itself already chose to drain; a later stop only waits for it.
+        // The flags come first: the render block may stop the stream before `start` has
+        // stored the thread.
         if running.value { drainOnStop.value = drain }
         running.value = false
-        if !thread.isCurrent {
-            thread.join()
-            self.thread = nil
-        }
+        guard let thread = threadLock.withLock({ self.thread }), !thread.isCurrent else { return }
+        thread.join()
+        threadLock.withLock { if self.thread === thread { self.thread = nil } }
     }
 
     /// Closes the device; the stream cannot start again.

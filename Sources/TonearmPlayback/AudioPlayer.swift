@@ -85,6 +85,10 @@ public final class AudioPlayer: @unchecked Sendable {
     private var outputEnded = false
     private var lastTrackEnded = false
     private var startFrames: Int64 = 0
+    /// Events of the node and the output while `play()` starts them, held until `.started`
+    /// has gone out: on a virtual clock a whole file may play before `engine.start()`
+    /// returns. Nil once delivered in order.
+    private var heldEvents: [Event]? = []
 
     /// Opens every file (ExtAudioFile): throws with the first file that cannot be played.
     public convenience init(paths: [String], backend: (any AudioOutputBackend)? = nil,
@@ -166,7 +170,7 @@ public final class AudioPlayer: @unchecked Sendable {
             engine.stopsWhenIdle = true     // a file or null sink ends with the last frame
             engine.onIdle = { [weak self] in self?.finish(outputDone: true) }
             engine.onError = { [weak self] error in
-                onEvent?(.failed(error))
+                self?.emit(.failed(error), onEvent)
                 self?.finish(outputDone: true, lastTrackDone: true)
             }
             node.play()
@@ -174,11 +178,19 @@ public final class AudioPlayer: @unchecked Sendable {
             do throws(AudioError) {
                 try engine.start()
             } catch {
-                lock.withLock { started = false }
+                lock.withLock { started = false; heldEvents = [] }
                 throw error
             }
             lock.withLock { startFrames = engine.framesPlayed }
             onEvent?(.started)
+            // What came meanwhile, in order; what comes while these go out is held too.
+            while let held = lock.withLock({ () -> [Event]? in
+                let h = heldEvents ?? []
+                heldEvents = h.isEmpty ? nil : []
+                return h.isEmpty ? nil : h
+            }) {
+                for e in held { onEvent?(e) }
+            }
         } else if lock.withLock({ paused }) {
             lock.withLock { paused = false }
             node.play()
@@ -234,10 +246,10 @@ public final class AudioPlayer: @unchecked Sendable {
         case .itemStarted(let id):
             guard let track = lock.withLock({ itemTrack[id] }) else { return }
             lock.withLock { current = track }
-            onEvent?(.trackStarted(track))
+            emit(.trackStarted(track), onEvent)
         case .itemEnded(let id):
             guard let track = lock.withLock({ itemTrack[id] }) else { return }
-            onEvent?(.trackEnded(track))
+            emit(.trackEnded(track), onEvent)
             if track == tracks.count - 1 {
                 // A real device: let its buffer play out, then report the end.
                 if engine.outputUnit.isRealtime {
@@ -247,8 +259,8 @@ public final class AudioPlayer: @unchecked Sendable {
                     finish(lastTrackDone: true)     // and the output's end, whichever comes second
                 }
             }
-        case .underrun(let n): onEvent?(.underrun(n))
-        case .failed(_, let error): onEvent?(.failed(error))
+        case .underrun(let n): emit(.underrun(n), onEvent)
+        case .failed(_, let error): emit(.failed(error), onEvent)
         }
     }
 
@@ -262,7 +274,18 @@ public final class AudioPlayer: @unchecked Sendable {
             return true
         }
         guard now else { return }
-        onEvent?(.ended)
+        emit(.ended, onEvent)
         endSignal.signal()
+    }
+
+    /// Delivers an event of the node's or the device's thread, or holds it while `play()`
+    /// has not yet reported `.started`.
+    private func emit(_ event: Event, _ onEvent: (@Sendable (Event) -> Void)?) {
+        let held = lock.withLock { () -> Bool in
+            guard heldEvents != nil else { return false }
+            heldEvents!.append(event)
+            return true
+        }
+        if !held { onEvent?(event) }
     }
 }

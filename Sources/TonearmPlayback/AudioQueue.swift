@@ -80,7 +80,7 @@ public final class AudioQueue: @unchecked Sendable {
     /// `mSampleTime`). Tonearm names a position in frames `…Frame` and one in seconds
     /// `…Time` (a `TimeInterval`, as AVAudioPlayer's and ``AudioPlayer``'s `currentTime`), so
     /// the unit is in the name.
-    public var currentFrame: Int64 { Int64(ring.framesRead - startPosition) }
+    public var currentFrame: Int64 { Int64(ring.framesRead - startPosition.value) }
     /// Frames played since `start()`, despite the name: use ``currentFrame``.
     @available(*, deprecated, message: "currentTime was in frames; use currentFrame (frames), or divide it by format.sampleRate for seconds")
     public var currentTime: Double { Double(currentFrame) }
@@ -120,7 +120,8 @@ public final class AudioQueue: @unchecked Sendable {
     private var decoded: [UInt8] = []
     private var thread: PlaybackThread?
     private var alive = true
-    private var startPosition = 0
+    /// `ring.framesRead` at `start()`; atomic, as `currentTime` reads it on any thread.
+    private let startPosition = AtomicCounter()
     private var disposed = false
     /// Tests only: seconds each buffer's decode takes longer, to play a slow codec.
     var decodeDelayForTesting = 0.0
@@ -234,7 +235,7 @@ public final class AudioQueue: @unchecked Sendable {
                 if n > 0 { wake.signal() }     // real time: the queue's thread polls instead of a lock here
             }
         }
-        startPosition = ring.framesRead
+        startPosition.store(ring.framesRead)
         stopping.value = false
         running.value = true
         playing.value = true

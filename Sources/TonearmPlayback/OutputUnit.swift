@@ -63,51 +63,66 @@ public final class OutputUnit: @unchecked Sendable {
     /// native-endian Int16, Int32 or Float32 linear PCM, interleaved or planar. Set it with
     /// `setStreamFormat(_:)` before `initialize()`. Apple's default: Float32, planar, stereo, 44.1 kHz.
     public var streamFormat: StreamDescription {
-        get { format }
+        get { lock.withLock { format } }
         @available(*, deprecated, message: "use setStreamFormat(_:), which throws once the unit is initialized")
         set { try? setStreamFormat(newValue) }     // ignored once initialized, as the error is
     }
-    private var format: StreamDescription = .float32(sampleRate: 44100, channels: 2, interleaved: false)
 
     /// Sets the format the callback renders (`AudioUnitSetProperty` of
     /// `kAudioUnitProperty_StreamFormat`). Once initialized the format is fixed, as in Apple's
     /// units: `kAudioUnitErr_PropertyNotWritable`; uninitialize first to change it.
     public func setStreamFormat(_ format: StreamDescription) throws(AudioError) {
-        guard stream == nil else {
-            throw AudioError(.propertyNotWritable, "the stream format cannot change once the unit is initialized; uninitialize it first")
+        try lock.withLock { () throws(AudioError) in
+            guard stream == nil else {
+                throw AudioError(.propertyNotWritable, "the stream format cannot change once the unit is initialized; uninitialize it first")
+            }
+            self.format = format
         }
-        self.format = format
     }
 
     /// Called on the device thread when the unit stops by itself, after the last buffer was
     /// written: `stop()` from inside the render callback (nil), or the device failed (the error).
-    public var onEnd: ((AudioError?) -> Void)?
+    /// `start()` takes the handler set at that time.
+    public var onEnd: ((AudioError?) -> Void)? {
+        get { lock.withLock { endHandler } }
+        set { lock.withLock { endHandler = newValue } }
+    }
 
     /// The name of the backend that opened, once initialized.
-    public private(set) var backendName: String?
+    public var backendName: String? { lock.withLock { openedBackendName } }
     /// The device's format (the callback's format, interleaved, maybe another sample type).
-    public var deviceFormat: StreamDescription? { stream?.format }
+    public var deviceFormat: StreamDescription? { currentStream?.format }
     /// Frames per render call, once initialized.
-    public var framesPerCall: Int { stream?.periodFrames ?? 0 }
+    public var framesPerCall: Int { currentStream?.periodFrames ?? 0 }
     /// Seconds between a render call and the speaker.
     public var latency: Double {
-        guard let stream else { return 0 }
+        guard let stream = currentStream else { return 0 }
         return Double(stream.latencyFrames) / stream.format.sampleRate
     }
     /// True on a sink with a virtual clock (file, null), which never waits in real time.
-    public var isRealtime: Bool { stream?.isRealtime ?? true }
+    public var isRealtime: Bool { currentStream?.isRealtime ?? true }
     /// Whether the device is calling the callback.
     public var isRunning: Bool { running.value }
     /// Frames played by the device so far.
-    public var framesPlayed: Int64 { stream?.framesPlayed ?? 0 }
+    public var framesPlayed: Int64 { currentStream?.framesPlayed ?? 0 }
 
+    private let running = AtomicFlag()
+    // The control side's state, guarded by `lock`: any thread may ask for `framesPlayed` while
+    // another stops the unit. The render block never reads these (`start` hands it what it
+    // needs as constants), so rendering takes no lock. No stream method is called with the
+    // lock held: `stop` joins the device thread, which may itself be calling `stop`.
+    private let lock = Lock()
+    private var format: StreamDescription = .float32(sampleRate: 44100, channels: 2, interleaved: false)
+    private var endHandler: ((AudioError?) -> Void)?
+    private var openedBackendName: String?
     private var callback: RenderCallback?
     private var stream: (any AudioOutputStream)?
-    private let running = AtomicFlag()
     private var copier: SampleCopier?
     private var clientBuffers: [UnsafeMutableRawPointer] = []
     private var list: UnsafeMutablePointer<UnsafeMutableRawBufferPointer>?
     private var bufferCount = 0
+
+    private var currentStream: (any AudioOutputStream)? { lock.withLock { stream } }
 
     public init(backend: (any AudioOutputBackend)? = nil, options: AudioOutputOptions = AudioOutputOptions()) {
         self.backend = backend
@@ -125,17 +140,21 @@ public final class OutputUnit: @unchecked Sendable {
         guard !running.value else {
             throw AudioError(.cannotDoInCurrentContext, "the render callback cannot change while the unit is running; stop it first")
         }
-        self.callback = callback
+        lock.withLock { self.callback = callback }
     }
 
     /// The open stream, for the engine and the queue to trim an offline sink's buffers.
-    var outputStream: (any AudioOutputStream)? { stream }
+    var outputStream: (any AudioOutputStream)? { lock.withLock { stream } }
 
     /// Opens the device (`AudioUnitInitialize`). '!dev' lists every backend tried and why it
     /// failed; 'fmt?' for a stream format no device takes.
     public func initialize() throws(AudioError) {
+        // Under the lock throughout, so that two threads initializing open one device.
+        try lock.withLock { () throws(AudioError) in try initializeLocked() }
+    }
+
+    private func initializeLocked() throws(AudioError) {
         guard stream == nil else { return }
-        let format = self.format
         let device = try OutputFormat.deviceFormat(for: format)
         let opened: (name: String, stream: any AudioOutputStream)
         if let backend {
@@ -144,7 +163,7 @@ public final class OutputUnit: @unchecked Sendable {
             opened = try AudioOutputBackends.openFirst(AudioOutputBackends.system, format: device, options: options)
         }
         let s = opened.stream
-        backendName = opened.name
+        openedBackendName = opened.name
         let client = PCMBuffer.commonFormat(of: format)!
         let channels = Int(format.channelsPerFrame)
         let copier = SampleCopier(client: client, device: PCMBuffer.commonFormat(of: s.format)!,
@@ -168,14 +187,19 @@ public final class OutputUnit: @unchecked Sendable {
     /// Starts the device (`AudioOutputUnitStart`), initializing first if needed.
     public func start() throws(AudioError) {
         try initialize()
-        guard let stream, let copier, let list, !running.value else { return }
-        let callback = self.callback
-        let clientFrameBytes = Int(format.bytesPerFrame)
-        let buffers = clientBuffers
-        let count = bufferCount
+        // Everything the render block uses, taken once; `running` is set under the lock so
+        // that a second `start` meanwhile returns.
+        let taken = lock.withLock { () -> (stream: any AudioOutputStream, copier: SampleCopier, list: UnsafeMutablePointer<UnsafeMutableRawBufferPointer>,
+                                           callback: RenderCallback?, onEnd: ((AudioError?) -> Void)?, frameBytes: Int,
+                                           buffers: [UnsafeMutableRawPointer], count: Int)? in
+            guard let stream, let copier, let list, !self.running.value else { return nil }
+            self.running.value = true
+            return (stream, copier, list, callback, endHandler, Int(format.bytesPerFrame), clientBuffers, bufferCount)
+        }
+        guard let (stream, copier, list, callback, onEnd, clientFrameBytes, buffers, count) = taken else { return }
         let running = self.running
-        running.value = true
-        let onEnd = self.onEnd
+        var started = false
+        defer { if !started { running.value = false } }
         try stream.start(render: { frames, out, sampleTime in
             let bytes = frames * clientFrameBytes
             if copier.isIdentity {
@@ -198,27 +222,33 @@ public final class OutputUnit: @unchecked Sendable {
             running.value = false
             onEnd?(error)
         })
+        started = true
     }
 
     /// Stops the device (`AudioOutputUnitStop`). What the device holds is dropped; pass
     /// `drain: true` to let it play out. Safe to call from the render callback.
     public func stop(drain: Bool = false) {
         running.value = false
-        stream?.stop(drain: drain)
+        currentStream?.stop(drain: drain)
     }
 
     /// Closes the device (`AudioUnitUninitialize`); `initialize()` opens it again. Not from the
     /// render callback: stop there, and uninitialize from another thread.
     public func uninitialize() {
         stop()
-        if let s = stream as? WriterOutputStream { s.close() }
-        stream = nil
-        for b in clientBuffers { b.deallocate() }
-        clientBuffers = []
+        let (s, buffers, list) = lock.withLock { () -> ((any AudioOutputStream)?, [UnsafeMutableRawPointer], UnsafeMutablePointer<UnsafeMutableRawBufferPointer>?) in
+            defer {
+                stream = nil
+                clientBuffers = []
+                self.list = nil
+                copier = nil
+                openedBackendName = nil
+            }
+            return (stream, clientBuffers, self.list)
+        }
+        if let s = s as? WriterOutputStream { s.close() }
+        for b in buffers { b.deallocate() }
         list?.deallocate()
-        list = nil
-        copier = nil
-        backendName = nil
     }
 }
 

@@ -35,7 +35,11 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
 
     public let stream: HTTPStream
     /// Gets every byte the decoder reads, in order, and the ICY titles at their bytes.
-    public var recorder: StreamRecorder?
+    /// May be set at any time; the decoder's thread drops it when a write fails.
+    public var recorder: StreamRecorder? {
+        get { condition.withLock { currentRecorder } }
+        set { condition.withLock { currentRecorder = newValue } }
+    }
     /// Called on the decoder's or the network's thread. Set before ``open(timeout:)``.
     @Synchronized public var onEvent: (@Sendable (Event) -> Void)? = nil
     /// Seconds of decoded audio held ahead of the reader.
@@ -61,9 +65,13 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
     private var formatChanged = false
     private var lastTitle: String?
     private var events: [Event] = []
+    private var currentRecorder: StreamRecorder?
+    /// What `fileDataFormat` answers: the decoder's thread changes it when an Ogg chain's next
+    /// link or an MP3's frames change format.
+    private var currentDataFormat = StreamDescription.float32(sampleRate: 44100, channels: 2)
 
     /// The stream's data format, once ``open(timeout:)`` returned.
-    public private(set) var fileDataFormat = StreamDescription.float32(sampleRate: 44100, channels: 2)
+    public var fileDataFormat: StreamDescription { condition.withLock { currentDataFormat } }
     /// What the parser learnt: length, packet table, info dictionary…
     public var properties: FileProperties? { condition.withLock { parser?.properties } }
 
@@ -115,7 +123,7 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
             noteTitles(upTo: stream.position)
         }
         guard let format = parser.properties?.dataFormat else { throw AudioError(.invalidFile, "no data format") }
-        fileDataFormat = format
+        currentDataFormat = format
         // The title the file's own tags give (an Ogg stream's first link, an ID3 tag).
         if lastTitle == nil, let title = parser.properties?.info.displayTitle { noteTitle(title, frame: 0) }
         events.append(.ready(format))
@@ -149,8 +157,8 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
     public var clientLengthFrames: Int64? {
         condition.withLock {
             guard let client = clientFormat, let p = parser?.properties, stream.size != nil, !p.isEstimated,
-                  let frames = p.validFrames, frames > 0, fileDataFormat.sampleRate > 0 else { return nil }
-            return Int64((Double(frames) * client.sampleRate / fileDataFormat.sampleRate).rounded())
+                  let frames = p.validFrames, frames > 0, currentDataFormat.sampleRate > 0 else { return nil }
+            return Int64((Double(frames) * client.sampleRate / currentDataFormat.sampleRate).rounded())
         }
     }
 
@@ -246,13 +254,16 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
             return false
         }
         condition.lock()
+        // Closed while reading: nothing more reaches the recorder, which the owner may be
+        // closing now (StreamPlayer.stop closes it right after this decoder).
+        if closed { condition.unlock(); return false }
         guard let got, seekTarget == nil else { condition.unlock(); return true }
         // The titles within these bytes were queued before the bytes could be read.
         takeTitles()
-        if let recorder, got.count > 0 {
+        if let recorder = currentRecorder, got.count > 0 {
             do { try chunk.withBytes { raw throws(AudioError) in try recorder.write(UnsafeRawBufferPointer(rebasing: raw[..<got.count]), at: position) } } catch {
                 events.append(.recordingStopped(error))
-                self.recorder = nil
+                currentRecorder = nil
             }
         }
         do throws(AudioError) {
@@ -313,7 +324,7 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         do throws(AudioError) {
             if formatChanged {
                 formatChanged = false
-                if let format = parser.properties?.dataFormat { fileDataFormat = format }
+                if let format = parser.properties?.dataFormat { currentDataFormat = format }
                 try makeConverter()
             }
             guard let converter else {
@@ -407,12 +418,12 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
     /// ExtAudioFile does: exact when the parser knows the packet's offset, else the position is
     /// the estimate's.
     private func applySeek(to target: Int64) -> AudioError? {
-        guard let client = clientFormat, fileDataFormat.sampleRate > 0, let converter else { return nil }
-        let scale = client.sampleRate / fileDataFormat.sampleRate
+        guard let client = clientFormat, currentDataFormat.sampleRate > 0, let converter else { return nil }
+        let scale = client.sampleRate / currentDataFormat.sampleRate
         let fileFrame = Int64((Double(target) / scale).rounded())
         let properties = parser.properties
         let priming = Int64(max(0, properties?.packetTableInfo?.primingFrames ?? 0))
-        let fpp = Int64(fileDataFormat.framesPerPacket)
+        let fpp = Int64(currentDataFormat.framesPerPacket)
         do throws(AudioError) {
             let byteOffset: Int64
             var skip: Int64 = 0
@@ -451,7 +462,7 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         for (offset, metadata) in stream.takeMetadata() {
             guard let title = metadata.streamTitle else { continue }
             pendingTitles.append((offset, title))
-            recorder?.noteTitle(title, at: offset)
+            currentRecorder?.noteTitle(title, at: offset)
         }
     }
 
