@@ -72,6 +72,9 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let position = Code(rawValue: -40)
         /// -43, kAudioFileFileNotFoundError.
         public static let fileNotFound = Code(rawValue: -43)
+        /// -50, kAudio_ParamError: an argument is out of range (AudioFile's answer to a
+        /// buffer smaller than the first variable-size packet asked for).
+        public static let parameter = Code(rawValue: -50)
 
         // MARK: AudioConverter and AudioCodec
 
@@ -143,6 +146,7 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
             .endOfFile: "end of file",
             .position: "position",
             .fileNotFound: "file not found",
+            .parameter: "parameter error",
             .invalidInputSize: "invalid input size",
             .invalidOutputSize: "invalid output size",
             .propertyNotSupported: "property not supported",
@@ -202,7 +206,7 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
             return .unsupported
         case .invalidPacketOffset, .endOfFile, .position: return .seek
         case .discontinuityCantRecover: return .resetRequired
-        case .illegalOperation, .badPropertySize, .valueUnknown, .notOpen: return .usage
+        case .illegalOperation, .badPropertySize, .valueUnknown, .notOpen, .parameter: return .usage
         case .permissions, .fileNotFound, .badDevice, .hardwareNotRunning, .cannotStart: return .io
         case .httpStatus, .network, .timedOut: return .io
         case .rangeNotSupported: return .unsupported

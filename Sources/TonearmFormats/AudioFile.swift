@@ -242,9 +242,12 @@ public final class AudioFile {
     ///
     /// Returns fewer packets at the end of the data, and throws -39 (`.endOfFile`) when
     /// `start` is at or past the end. Descriptions are nil for constant-size packets.
+    /// A `count` of 0 reads nothing (no data; no descriptions, or an empty array for
+    /// variable-size packets).
     public func readPacketData(startingAt start: Int64, count: Int) throws(AudioError)
         -> (data: [UInt8], descriptions: [PacketDescription]?)
     {
+        if count == 0 { return ([], try emptyRead(startingAt: start)) }
         if let gathered = try gatheredPackets(startingAt: start, count: count) { return gathered }
         let (range, _, descriptions) = try packetRange(startingAt: start, count: count)
         let data = try source!.read(at: range.lowerBound, count: Int(range.upperBound - range.lowerBound))
@@ -254,39 +257,98 @@ public final class AudioFile {
         return (data, descriptions)
     }
 
-    /// Reads whole packets into a caller's buffer without allocating the data; returns the
-    /// byte and packet counts. The buffer must hold `count × maximumPacketSize` bytes
-    /// (or fewer packets are read).
+    /// Reads whole packets into a caller's buffer without allocating the data
+    /// (`AudioFileReadPacketData` with `ioNumBytes`); returns the byte and packet counts.
+    ///
+    /// As Apple's, it reads as many of the packets asked for as fit in the buffer, and says
+    /// how many that was. When not even one fits:
+    /// - constant-size packets give 0 bytes and 0 packets, no error (Apple's CBR path);
+    /// - variable-size packets throw -50 (`.parameter`, kAudio_ParamError), because the
+    ///   first packet is larger than the buffer and the caller must grow the buffer to go on
+    ///   (Apple's `HowManyPacketsCanBeReadIntoBuffer` answers the same).
+    ///
+    /// A `count` of 0 reads nothing.
     public func readPacketData(startingAt start: Int64, count: Int, into buffer: UnsafeMutableRawBufferPointer)
         throws(AudioError) -> (bytes: Int, packets: Int, descriptions: [PacketDescription]?)
     {
+        if count == 0 { return (0, 0, try emptyRead(startingAt: start)) }
         if let gathered = try gatheredPackets(startingAt: start, count: count) {
-            // As many whole packets as the buffer holds.
-            var n = gathered.descriptions.count
-            while n > 0, let last = gathered.descriptions[n - 1] as PacketDescription?,
-                  Int(last.startOffset) + Int(last.dataByteSize) > buffer.count
-            {
-                n -= 1
+            let n = AudioFile.packetsFitting(gathered.descriptions[...], in: buffer.count)
+            guard n > 0 else { throw tooSmall(buffer.count, first: gathered.descriptions.first, packet: start) }
+            let fitted = AudioFile.rebased(gathered.descriptions[0..<n])
+            let lo = Int(gathered.descriptions[0..<n].map(\.startOffset).min()!)
+            gathered.data.withUnsafeBytes {
+                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[lo..<(lo + fitted.bytes)]))
             }
-            guard n > 0 else { throw AudioError(.badPropertySize, "the buffer is smaller than one packet") }
-            let d = gathered.descriptions[n - 1]
-            let bytes = Int(d.startOffset) + Int(d.dataByteSize)
-            gathered.data.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<bytes])) }
-            return (bytes, n, Array(gathered.descriptions[0..<n]))
+            return (fitted.bytes, n, fitted.descriptions)
         }
         var (range, n, descriptions) = try packetRange(startingAt: start, count: count)
         if range.upperBound - range.lowerBound > Int64(buffer.count) {
-            guard let f = try properties.dataFormat, f.bytesPerPacket > 0 else {
-                throw AudioError(.badPropertySize, "the buffer is smaller than the packets asked for")
+            if let f = try properties.dataFormat, f.bytesPerPacket > 0 {
+                n = buffer.count / Int(f.bytesPerPacket)
+                range = range.lowerBound..<(range.lowerBound + Int64(n) * Int64(f.bytesPerPacket))
+                if n == 0 { return (0, 0, nil) }
+            } else {
+                let table = try parserTable(start: start, count: n)
+                n = AudioFile.packetsFitting(table, in: buffer.count)
+                guard n > 0 else { throw tooSmall(buffer.count, first: table.first, packet: start) }
+                let fitted = AudioFile.rebased(table.prefix(n))
+                let dataOffset = try properties.dataOffset ?? 0
+                let lo = dataOffset + table.prefix(n).map(\.startOffset).min()!
+                range = lo..<(lo + Int64(fitted.bytes))
+                descriptions = fitted.descriptions
             }
-            n = buffer.count / Int(f.bytesPerPacket)
-            guard n > 0 else { throw AudioError(.badPropertySize, "the buffer is smaller than one packet") }
-            range = range.lowerBound..<(range.lowerBound + Int64(n) * Int64(f.bytesPerPacket))
         }
         let want = Int(range.upperBound - range.lowerBound)
         let got = try source!.read(at: range.lowerBound, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]))
         guard got == want else { throw AudioError(.endOfFile, "the file ends inside packet data") }
         return (want, n, descriptions)
+    }
+
+    /// What a read of zero packets gives: nothing, after the same checks as any read
+    /// (descriptions are an empty array for variable-size packets, nil otherwise).
+    private func emptyRead(startingAt start: Int64) throws(AudioError) -> [PacketDescription]? {
+        try checkOpen()
+        guard let parser, source != nil else { throw AudioError(.permissions, "the file is open for writing only") }
+        guard start >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(start)") }
+        if let f = parser.properties.dataFormat, f.bytesPerPacket > 0 { return nil }
+        return []
+    }
+
+    private func tooSmall(_ size: Int, first: PacketDescription?, packet: Int64) -> AudioError {
+        AudioError(.parameter, "the buffer (\(size) bytes) is smaller than packet \(packet) (\(first?.dataByteSize ?? 0) bytes)")
+    }
+
+    /// The leading packets of a table (in the order asked for) whose bytes, from the lowest
+    /// start to the highest end, fit in `size` bytes.
+    static func packetsFitting(_ table: ArraySlice<PacketDescription>, in size: Int) -> Int {
+        var lo = Int64.max, hi = Int64.min, n = 0
+        for d in table {
+            let l = min(lo, d.startOffset), h = max(hi, d.startOffset + Int64(d.dataByteSize))
+            if h - l > Int64(size) { break }
+            lo = l; hi = h; n += 1
+        }
+        return n
+    }
+
+    /// Descriptions counted from the lowest start among them, and the bytes they span.
+    static func rebased(_ table: ArraySlice<PacketDescription>) -> (descriptions: [PacketDescription], bytes: Int) {
+        guard let first = table.map(\.startOffset).min(), let end = table.map({ $0.startOffset + Int64($0.dataByteSize) }).max() else {
+            return ([], 0)
+        }
+        let descriptions = table.map {
+            PacketDescription(startOffset: $0.startOffset - first, variableFramesInPacket: $0.variableFramesInPacket,
+                              dataByteSize: $0.dataByteSize)
+        }
+        return (descriptions, Int(end - first))
+    }
+
+    /// The parser's table entries for packets `start ..< start + count` (offsets from the data offset).
+    private func parserTable(start: Int64, count: Int) throws(AudioError) -> ArraySlice<PacketDescription> {
+        guard let table = parser?.properties.packetTable, table.count >= Int(start) + count else {
+            throw AudioError(.valueUnknown, "the packet table is not known")
+        }
+        return table[Int(start)..<Int(start) + count]
     }
 
     /// Packets that the parser reads itself because they do not lie together in the file.
@@ -317,18 +379,11 @@ public final class AudioFile {
             let lo = dataOffset + start * bpp
             return (lo..<(lo + Int64(n) * bpp), n, nil)
         }
-        guard let table = p.packetTable, table.count >= Int(start) + n else {
-            throw AudioError(.valueUnknown, "the packet table is not known")
-        }
-        let slice = table[Int(start)..<Int(start) + n]
+        let slice = try parserTable(start: start, count: n)
         // A table need not be in file order; the range covers every packet asked for.
-        let first = slice.map(\.startOffset).min()!
-        let end = slice.map { $0.startOffset + Int64($0.dataByteSize) }.max()!
-        let descriptions = slice.map {
-            PacketDescription(startOffset: $0.startOffset - first, variableFramesInPacket: $0.variableFramesInPacket,
-                              dataByteSize: $0.dataByteSize)
-        }
-        return ((dataOffset + first)..<(dataOffset + end), n, descriptions)
+        let (descriptions, bytes) = AudioFile.rebased(slice)
+        let first = dataOffset + (slice.map(\.startOffset).min() ?? 0)
+        return (first..<(first + Int64(bytes)), n, descriptions)
     }
 
     /// Reads bytes of audio data, counted from the data offset (`AudioFileReadBytes`).
