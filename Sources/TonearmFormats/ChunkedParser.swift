@@ -343,8 +343,14 @@ public final class ChunkedParser<Format: ChunkedFormat>: PropertyStoringParser {
 
     public func resume(at offset: Int64) throws(AudioError) {
         guard isReady, var r = region else { throw AudioError(.illegalOperation, "cannot resume before the data offset is known") }
-        guard offset >= r.start, r.end.map({ offset <= $0 }) ?? true else {
-            throw AudioError(.invalidPacketOffset, "byte \(offset) is outside the audio data")
+        guard offset >= r.start else {
+            throw AudioError(.invalidPacketOffset, "byte \(offset) lies before the audio data")
+        }
+        if let end = r.end, offset > end {
+            // Inside a chunk after the audio (a LIST after 'data'): nothing more to deliver,
+            // and no chunk header to resynchronise on, so the bytes are accepted and ignored.
+            state = .done
+            return
         }
         if case .table(let table) = r.layout {
             let rel = offset - r.start
