@@ -47,7 +47,7 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let valueUnknown = Code("unk?")
         /// 'more', kAudioFileStreamError_DataUnavailable.
         public static let dataUnavailable = Code("more")
-        /// 'nope', kAudioFileStreamError_IllegalOperation and kAudioFileOperationNotSupportedError.
+        /// 'nope', kAudioFileStreamError_IllegalOperation (and kAudioCodecIllegalOperationError).
         public static let illegalOperation = Code("nope")
         /// 'wht?', kAudioFileStreamError_UnspecifiedError and kAudioFileUnspecifiedError.
         public static let unspecified = Code("wht?")
@@ -64,6 +64,8 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let doesNotAllow64BitDataSize = Code("off?")
         /// 'dep?', kAudioFileInvalidPacketDependencyError.
         public static let invalidPacketDependency = Code("dep?")
+        /// 'op??', kAudioFileOperationNotSupportedError.
+        public static let operationNotSupported = Code("op??")
         /// -38, kAudioFileNotOpenError.
         public static let notOpen = Code(rawValue: -38)
         /// -39, kAudioFileEndOfFileError.
@@ -111,7 +113,7 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
         /// An enqueued buffer holds no data (`kAudioQueueErr_BufferEmpty`).
         public static let bufferEmpty = Code(rawValue: -66686)
         /// Not allowed in the queue's or player's current state (`kAudioQueueErr_InvalidRunState`).
-        public static let invalidRunState = Code(rawValue: -66679)
+        public static let invalidRunState = Code(rawValue: -66678)
         /// The queue could not start its device (`kAudioQueueErr_CannotStart`).
         public static let cannotStart = Code(rawValue: -66681)
 
@@ -142,6 +144,7 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
             .invalidChunk: "invalid chunk",
             .doesNotAllow64BitDataSize: "does not allow 64-bit data size",
             .invalidPacketDependency: "invalid packet dependency",
+            .operationNotSupported: "operation not supported",
             .notOpen: "not open",
             .endOfFile: "end of file",
             .position: "position",
