@@ -19,8 +19,26 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
             return rawValue > 0xFFFF && f.isPrintable ? f : nil
         }
 
-        /// `'typ?'` or `-39`.
-        public var codeString: String { fourCC.map { $0.description } ?? String(rawValue) }
+        /// How every message shows the code: `'typ?'` for a four-char code, and Apple's
+        /// constant for a numeric one, `kAudioFileEndOfFileError (-39)` (the bare number when
+        /// Apple has no name for it).
+        public var codeString: String {
+            if let f = fourCC { return f.description }
+            if let name = appleName { return "\(name) (\(rawValue))" }
+            return String(rawValue)
+        }
+
+        /// Apple's constant for a numeric code (`kAudioFileEndOfFileError` for -39); nil for
+        /// four-char codes, which name themselves, and for numbers Apple does not name.
+        public var appleName: String? { Code.appleNames[rawValue] }
+
+        static let appleNames: [Int32: String] = [
+            -38: "kAudioFileNotOpenError", -39: "kAudioFileEndOfFileError", -40: "kAudioFilePositionError",
+            -43: "kAudioFileFileNotFoundError", -50: "kAudio_ParamError",
+            -10867: "kAudioUnitErr_Uninitialized", -10868: "kAudioUnitErr_FormatNotSupported",
+            -66687: "kAudioQueueErr_InvalidBuffer", -66686: "kAudioQueueErr_BufferEmpty",
+            -66681: "kAudioQueueErr_CannotStart", -66678: "kAudioQueueErr_InvalidRunState",
+        ]
 
         public var description: String {
             if let name = Code.names[self] { return "\(name) (\(codeString))" }
