@@ -46,18 +46,66 @@ public final class AudioFile {
     private var writerState: WriterState?
     private var headerWritten = false
 
-    /// Opens a file for reading (`AudioFileOpenURL`).
+    /// Opens a file (`AudioFileOpenURL`).
+    ///
+    /// With `.readWrite` (or `.write`), an existing WAVE (RF64, BW64), AIFF, AIFC or CAF file
+    /// is opened to be updated in place, as Apple's AudioFile does: packets can be appended
+    /// (``writePackets(_:count:descriptions:startingAt:)`` at `audioDataPacketCount`),
+    /// constant-size packets rewritten anywhere before the end, raw bytes written with
+    /// ``writeBytes(startingAt:data:)``, and the info dictionary and markers set. `close()`
+    /// fixes the size fields and writes the metadata after the audio again; chunks after the
+    /// audio that Tonearm does not write (anything but that metadata and CAF's packet table)
+    /// are dropped. Reads see the file as it was opened. Other types answer 'prm?'; an AIFF
+    /// whose COMM chunk follows the sound data answers 'optm', as it cannot grow.
     /// - Parameters:
-    ///   - permissions: `.read`; files opened for writing must be made with ``create(path:type:format:flags:)``.
+    ///   - permissions: `.read`, or `.readWrite` to update the file.
     ///   - fileTypeHint: the type to assume when the first bytes match no known magic.
     public convenience init(path: String, permissions: Permissions = .read, fileTypeHint: AudioFileTypeID? = nil) throws(AudioError) {
-        guard !permissions.contains(.write) else {
-            throw AudioError(.permissions, "Tonearm opens existing files for reading only; write a new file with AudioFile.create")
-        }
         let source = try FileSource(path: path)
         try self.init(source: source, fileTypeHint: fileTypeHint, path: path)
+        if permissions.contains(.write) { try openForUpdate(path: path) }
     }
 
+    /// Turns a file opened for reading into one being updated: a writer for its type takes
+    /// over the layout the parser found.
+    private func openForUpdate(path: String) throws(AudioError) {
+        let p = try properties
+        guard let format = p.dataFormat, let dataOffset = p.dataOffset,
+              let info = FormatRegistry.info(for: p.fileType), let make = info.makeWriter,
+              [.wave, .rf64, .bw64, .aiff, .aifc, .caf].contains(p.fileType)
+        else {
+            throw AudioError(.permissions, "Tonearm can update WAVE, AIFF, AIFC and CAF files in place, not \(p.fileType); open it for reading")
+        }
+        let writer = try make(format)
+        var s = WriterState(fileType: p.fileType, format: format)
+        s.channelLayout = p.channelLayout
+        s.magicCookie = p.magicCookie
+        s.info = p.info
+        s.packetTableInfo = p.packetTableInfo
+        s.markers = p.markers
+        s.dataOffset = dataOffset
+        s.dataByteCount = p.audioDataByteCount ?? 0
+        s.packetCount = p.audioDataPacketCount ?? 0
+        if format.bytesPerPacket > 0 {
+            // Bytes past the last whole packet (a cut file) are overwritten by the next packet.
+            s.dataByteCount = s.packetCount * Int64(format.bytesPerPacket)
+        } else {
+            s.packetDescriptions = p.packetTable ?? []
+            if let last = s.packetDescriptions.last { s.dataByteCount = last.startOffset + Int64(last.dataByteSize) }
+        }
+        let handle = try POSIXFile(path: path, mode: .readWrite)
+        let header = try source!.read(at: 0, count: Int(dataOffset))
+        do throws(AudioError) {
+            try writer.adopt(header: header, state: s, handle: handle)
+        } catch {
+            handle.closeNow()
+            throw error
+        }
+        self.handle = handle
+        self.writer = writer
+        writerState = s
+        headerWritten = true
+    }
     /// Opens a file from any seekable source (`AudioFileOpenWithCallbacks`).
     public convenience init(source: MediaSource, fileTypeHint: AudioFileTypeID? = nil) throws(AudioError) {
         try self.init(source: source, fileTypeHint: fileTypeHint, path: nil)
@@ -108,14 +156,25 @@ public final class AudioFile {
 
     deinit { if isOpen { try? close() } }
 
-    /// True for a file made by `create`.
+    /// True for a file made by `create` or opened with write permission.
     public var isWriting: Bool { writer != nil }
 
     /// Everything the parser learnt (reading), or what was set so far (writing).
     public var properties: FileProperties {
         get throws(AudioError) {
             try checkOpen()
-            if let parser { return parser.properties }
+            if let parser {
+                guard let s = writerState else { return parser.properties }
+                // Updating in place: what was written so far counts.
+                var p = parser.properties
+                p.info = s.info
+                p.markers = s.markers
+                p.packetTableInfo = s.packetTableInfo
+                p.audioDataByteCount = s.dataByteCount
+                p.audioDataPacketCount = s.packetCount
+                if s.format.bytesPerPacket == 0 { p.packetTable = s.packetDescriptions }
+                return p
+            }
             let s = writerState!
             var p = FileProperties(fileType: s.fileType)
             p.dataFormat = s.format
@@ -409,10 +468,14 @@ public final class AudioFile {
         guard var s = writerState, let handle, let writer else {
             throw AudioError(.permissions, "the file is open for reading only")
         }
-        guard start == s.packetCount else {
-            throw AudioError(.invalidPacketOffset, "packets must be written in order: expected packet \(s.packetCount), got \(start)")
-        }
         let f = s.format
+        // Constant-size packets can be rewritten anywhere up to the end; variable-size ones
+        // only appended, as Apple's kAudioFileInvalidPacketOffsetError says.
+        guard start == s.packetCount || (f.bytesPerPacket > 0 && start >= 0 && start < s.packetCount) else {
+            throw AudioError(.invalidPacketOffset, f.bytesPerPacket > 0
+                ? "packet \(start) is past the end (\(s.packetCount) packets)"
+                : "packets of varying size are appended: expected packet \(s.packetCount), got \(start)")
+        }
         if f.bytesPerPacket > 0 {
             guard data.count == count * Int(f.bytesPerPacket) else {
                 throw AudioError(.invalidPacketOffset, "\(count) packets of \(f.bytesPerPacket) bytes, but \(data.count) bytes given")
@@ -436,9 +499,45 @@ public final class AudioFile {
             s.dataOffset = Int64(header.count)
             headerWritten = true
         }
-        try handle.write(data, at: s.dataOffset + s.dataByteCount)
-        s.dataByteCount += Int64(data.count)
-        s.packetCount += Int64(count)
+        if f.bytesPerPacket > 0 {
+            let at = start * Int64(f.bytesPerPacket)
+            try handle.write(data, at: s.dataOffset + at)
+            s.dataByteCount = max(s.dataByteCount, at + Int64(data.count))
+            s.packetCount = max(s.packetCount, start + Int64(count))
+        } else {
+            try handle.write(data, at: s.dataOffset + s.dataByteCount)
+            s.dataByteCount += Int64(data.count)
+            s.packetCount += Int64(count)
+        }
+        writerState = s
+    }
+
+    /// Writes raw audio bytes at an offset from the data offset (`AudioFileWriteBytes`), in a
+    /// file being created or updated. `start` may be at most the audio byte count (the bytes
+    /// then extend the audio). For constant-size packets the packet count follows the bytes
+    /// (whole packets); packets of varying size need their descriptions, so such files
+    /// answer 'op??' (write them with `writePackets`).
+    public func writeBytes(startingAt start: Int64, data: [UInt8]) throws(AudioError) {
+        try checkOpen()
+        guard var s = writerState, let handle, let writer else {
+            throw AudioError(.permissions, "the file is open for reading only")
+        }
+        let bpp = Int64(s.format.bytesPerPacket)
+        guard bpp > 0 else {
+            throw AudioError(.operationNotSupported, "bytes of packets that vary in size cannot be written without descriptions; use writePackets")
+        }
+        guard start >= 0, start <= s.dataByteCount else {
+            throw AudioError(.position, "byte \(start) is past the end of the audio data (\(s.dataByteCount) bytes)")
+        }
+        if !headerWritten {
+            let header = try writer.header(s)
+            try handle.write(header, at: 0)
+            s.dataOffset = Int64(header.count)
+            headerWritten = true
+        }
+        try handle.write(data, at: s.dataOffset + start)
+        s.dataByteCount = max(s.dataByteCount, start + Int64(data.count))
+        s.packetCount = s.dataByteCount / bpp
         writerState = s
     }
 

@@ -5,7 +5,7 @@ import XCTest
 /// Damaged CAF files whose packet table places packets past the end of the file
 /// (issue 16 §2): the whole packets are kept, the rest is reported in `missingPacketCount`.
 final class CAFDamagedTableTests: XCTestCase {
-    /// remux_flac.caf: 'pakt' (3 packets: 10174, 10203 and 4242 bytes; 11111 valid frames)
+    /// remux_flac.caf: 'pakt' (3 packets: 10174, 10203 and 4238 bytes; 11111 valid frames)
     /// before 'data' at 156, whose audio starts at 172.
     static let source = fixturesDirectory + "/caf/remux_flac.caf"
 
