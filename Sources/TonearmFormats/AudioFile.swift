@@ -199,6 +199,7 @@ public final class AudioFile {
     /// A property's value (`AudioFileGetProperty`).
     public func property(_ id: AudioFilePropertyID) throws(AudioError) -> PropertyValue {
         let p = try properties
+        if id == .deferSizeUpdates { return .uint32(defersSizeUpdates ? 1 : 0) }
         return try PropertyValue.lookup(id, properties: p, isReady: true, parser: parser)
     }
 
@@ -209,7 +210,13 @@ public final class AudioFile {
     }
 
     static let writableProperties: [AudioFilePropertyID] = [.channelLayout, .magicCookieData, .infoDictionary,
-                                                             .packetTableInfo, .markerList]
+                                                             .packetTableInfo, .markerList, .deferSizeUpdates]
+
+    /// kAudioFilePropertyDeferSizeUpdates. Tonearm defaults to 1 (Apple: 0): the sizes and
+    /// the metadata after the audio are written at close, so writing costs nothing extra.
+    /// Set 0 and WAVE, AIFF and CAF files are complete after every write (sizes patched,
+    /// trailing chunks rewritten), as Apple's default is; other types stay at 1.
+    private var defersSizeUpdates = true
 
     /// Sets a property of a file being written (`AudioFileSetProperty`): the channel layout,
     /// magic cookie, info dictionary, packet table info or markers. Anything else answers 'nope'.
@@ -231,10 +238,16 @@ public final class AudioFile {
                 throw AudioError(.illegalOperation, "set the magic cookie before writing packets")
             }
             s.magicCookie = d
+        case (.deferSizeUpdates, .uint32(let v)):
+            if v == 0 && writer?.canUpdateSizesEachWrite != true {
+                throw AudioError(.operationNotSupported, "\(s.fileType) files get their sizes at close only")
+            }
+            defersSizeUpdates = v != 0
         case (.infoDictionary, .info(let i)): s.info = i
         case (.packetTableInfo, .packetTableInfo(let t)): s.packetTableInfo = t
         case (.markerList, .markers(let m)): s.markers = m
-        case (.channelLayout, _), (.magicCookieData, _), (.infoDictionary, _), (.packetTableInfo, _), (.markerList, _):
+        case (.channelLayout, _), (.magicCookieData, _), (.infoDictionary, _), (.packetTableInfo, _), (.markerList, _),
+             (.deferSizeUpdates, _):
             throw AudioError(.badPropertySize, "the value does not fit property \(id)")
         default:
             throw AudioError(.illegalOperation, "property \(id) cannot be set")
@@ -510,6 +523,7 @@ public final class AudioFile {
             s.packetCount += Int64(count)
         }
         writerState = s
+        if !defersSizeUpdates { try writer.finish(s, handle: handle) }
     }
 
     /// Writes raw audio bytes at an offset from the data offset (`AudioFileWriteBytes`), in a
@@ -539,6 +553,7 @@ public final class AudioFile {
         s.dataByteCount = max(s.dataByteCount, start + Int64(data.count))
         s.packetCount = s.dataByteCount / bpp
         writerState = s
+        if !defersSizeUpdates { try writer.finish(s, handle: handle) }
     }
 
     /// Appends packets from an array.

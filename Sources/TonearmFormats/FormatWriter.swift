@@ -45,10 +45,15 @@ public protocol FormatWriter: AnyObject {
     /// rewrite chunks there that `finish` writes again after the audio (a 'pakt' before
     /// 'data' becomes 'free'). Throws 'prm?' for a type Tonearm cannot update in place.
     func adopt(header: [UInt8], state: WriterState, handle: POSIXFile) throws(AudioError)
+    /// Whether `finish` may run after every write and again later (it writes what follows
+    /// the audio at its current end and patches the sizes), so that the file is complete
+    /// after each write when kAudioFilePropertyDeferSizeUpdates is 0.
+    var canUpdateSizesEachWrite: Bool { get }
 }
 
 extension FormatWriter {
     public var rewritesMagicCookie: Bool { false }
+    public var canUpdateSizesEachWrite: Bool { false }
     public func adopt(header: [UInt8], state: WriterState, handle: POSIXFile) throws(AudioError) {
         throw AudioError(.permissions, "Tonearm cannot update \(state.fileType) files in place; open them for reading")
     }

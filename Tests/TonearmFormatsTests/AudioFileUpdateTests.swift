@@ -117,6 +117,36 @@ final class AudioFileUpdateTests: XCTestCase {
         XCTAssertEqual(probe, "4")
     }
 
+    /// kAudioFilePropertyDeferSizeUpdates: 1 by default (sizes at close); 0 makes the file
+    /// complete after every write.
+    func testDeferSizeUpdates() throws {
+        let ffprobe = try requireTool("ffprobe")
+        let dir = makeTemporaryDirectory()
+        let path = dir + "/grow.wav"
+        let file = try AudioFile.create(path: path, type: .wave, format: .pcm(sampleRate: 8000, channels: 1, bits: 16))
+        XCTAssertEqual(try file.property(.deferSizeUpdates).uint32(), 1)
+        XCTAssertEqual(try file.propertyInfo(.deferSizeUpdates).isWritable, true)
+        let chunk = samples(100, channels: 1, seed: 3, bigEndian: false).file
+        try file.writePackets(chunk, count: 100, startingAt: 0)
+        let dataOffset = Int(try file.dataOffset)
+        XCTAssertEqual(le32(try readWholeFile(path), dataOffset - 4), 0)  // deferred: not yet
+        try file.setProperty(.deferSizeUpdates, .uint32(0))
+        XCTAssertEqual(try file.property(.deferSizeUpdates).uint32(), 0)
+        try file.writePackets(chunk, count: 100, startingAt: 100)
+        let open = try readWholeFile(path)
+        XCTAssertEqual(le32(open, dataOffset - 4), 400)
+        XCTAssertEqual(le32(open, 4), Int64(open.count - 8))
+        XCTAssertEqual(try runTool(ffprobe, ["-v", "error", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", path]), "200")
+        try file.close()
+        XCTAssertEqual(try readWholeFile(path), open)
+
+        let au = try AudioFile.create(path: dir + "/x.au", type: .next, format: .pcm(sampleRate: 8000, channels: 1, bits: 16, isBigEndian: true))
+        XCTAssertThrowsError(try au.setProperty(.deferSizeUpdates, .uint32(0))) {
+            XCTAssertEqual(($0 as? AudioError)?.code, .operationNotSupported)
+        }
+        try au.close()
+    }
+
     /// Types Tonearm cannot update, and an AIFF whose COMM follows SSND, are refused.
     func testRefusals() throws {
         let dir = makeTemporaryDirectory()

@@ -144,6 +144,8 @@ final class AIFFWriter: FormatWriter {
         try handle.write(AIFF.be32(UInt32(ssndSize)), at: ssndSizeOffset)
     }
 
+    var canUpdateSizesEachWrite: Bool { true }
+
     func adopt(header h: [UInt8], state: WriterState, handle: POSIXFile) throws(AudioError) {
         var comm: Int64?, ssnd: Int64?
         for c in headerChunks(h, from: 12, sizeBytes: 4, bigEndian: true, align: 2) {

@@ -87,6 +87,8 @@ final class CAFWriter: FormatWriter {
         if let at = bitRatesOffset { try handle.write(CAFWriter.decoderConfigRates(s), at: at) }
     }
 
+    var canUpdateSizesEachWrite: Bool { true }
+
     func adopt(header h: [UInt8], state: WriterState, handle: POSIXFile) throws(AudioError) {
         var data: Int?
         for c in headerChunks(h, from: 8, sizeBytes: 8, bigEndian: true, align: 1) {

@@ -126,6 +126,8 @@ final class WAVEWriter: FormatWriter {
         }
     }
 
+    var canUpdateSizesEachWrite: Bool { true }
+
     func adopt(header h: [UInt8], state: WriterState, handle: POSIXFile) throws(AudioError) {
         junkOffset = nil
         factOffset = nil
