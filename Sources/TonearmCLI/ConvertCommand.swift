@@ -89,9 +89,7 @@ enum ConvertCommand {
             console.error("Input file: \(inPath), \(input.fileLengthFrames) frames\nInput format: \(source)\n"
                 + "Output file: \(outPath), type \(plan.type.fourCC.string)\nOutput format: \(output)\n")
         }
-        let summary = try about(outPath) { () throws(AudioError) in
-            try convert(input, inPath: inPath, to: outPath, plan: plan, console: console)
-        }
+        let summary = try convert(input, inPath: inPath, to: outPath, plan: plan, console: console)
         if a.has("--json") { console.print(summary.serialized(pretty: true)) }
         return 0
     }
@@ -209,17 +207,32 @@ enum ConvertCommand {
     /// encoded output, integers at its bit depth), and writes OUT through another: the
     /// reader decodes, mixes, resamples and dithers; the writer encodes. OUT is written under
     /// a temporary name and renamed at the end, so a failure leaves no partial file and
-    /// keeps any file OUT was.
+    /// keeps any file OUT was. An error names the file it belongs to: reading and decoding
+    /// name IN, encoding and writing name OUT.
     static func convert(_ input: ExtAudioFile, inPath: String, to outPath: String, plan: Plan,
-                        console: Console) throws(AudioError) -> JSON
+                        console: Console) throws(FileError) -> JSON
     {
         let output = plan.format
         guard let info = FormatRegistry.info(for: plan.type), info.writableFormats.contains(output.formatID) else {
-            throw AudioError(.unsupportedDataFormat, "\(plan.type) files cannot hold \(output.formatID) data")
+            throw FileError(path: outPath, error: AudioError(.unsupportedDataFormat, "\(plan.type) files cannot hold \(output.formatID) data"))
         }
-        try input.setSampleRateConverterComplexity(plan.complexity)
-        try input.setSampleRateConverterQuality(plan.quality)
-        try input.setDither(plan.dither ? .tpdf : .none)
+        if let missing = try? input.file.properties.missingPacketCount, missing > 0 {
+            let kept = (try? input.file.audioDataPacketCount) ?? 0
+            console.error("tonearm: \(inPath): the file's packet table lists \(missing) \(missing == 1 ? "packet" : "packets") past its end; "
+                + "converting the \(kept) whole \(kept == 1 ? "packet" : "packets") before them\n")
+        }
+        return try convertChecked(input, inPath: inPath, to: outPath, plan: plan, console: console)
+    }
+
+    private static func convertChecked(_ input: ExtAudioFile, inPath: String, to outPath: String, plan: Plan,
+                                       console: Console) throws(FileError) -> JSON
+    {
+        let output = plan.format
+        try about(inPath) { () throws(AudioError) in
+            try input.setSampleRateConverterComplexity(plan.complexity)
+            try input.setSampleRateConverterQuality(plan.quality)
+            try input.setDither(plan.dither ? .tpdf : .none)
+        }
         // The client format both sides share.
         let client: StreamDescription = output.isPCM ? output
             : output.formatID == .uLaw || output.formatID == .aLaw
@@ -228,17 +241,21 @@ enum ConvertCommand {
                    isBigEndian: 1.bigEndian == 1, bytesPerSample: (max(8, output.bitsPerChannel) + 7) / 8)
         let layout: ChannelLayout? = output.channelsPerFrame == input.fileDataFormat.channelsPerFrame && plan.channelMap == nil
             ? input.fileChannelLayout : ChannelLayout.defaultLayout(channels: Int(output.channelsPerFrame))
-        if let map = plan.channelMap {
-            try input.setClientDataFormat(client, channelMap: map)
-        } else {
-            try input.setClientDataFormat(client, channelLayout: layout)
+        try about(inPath) { () throws(AudioError) in
+            if let map = plan.channelMap {
+                try input.setClientDataFormat(client, channelMap: map)
+            } else {
+                try input.setClientDataFormat(client, channelLayout: layout)
+            }
         }
         // A device or FIFO (/dev/null, /dev/stdout) is written in place; a file under a
         // temporary name, renamed at the end.
         let inPlace = isSpecialFile(outPath)
         let temporary = inPlace ? outPath : outPath + ".tonearm-partial"
-        let writer = try ExtAudioFile.create(path: temporary, type: plan.type, format: output, channelLayout: layout,
-                                             flags: .eraseFile, encoderSettings: EncoderSettings(level: plan.encoderLevel))
+        let writer = try about(outPath) { () throws(AudioError) in
+            try ExtAudioFile.create(path: temporary, type: plan.type, format: output, channelLayout: layout,
+                                    flags: .eraseFile, encoderSettings: EncoderSettings(level: plan.encoderLevel))
+        }
         var ok = false
         defer {
             if !ok {
@@ -246,7 +263,7 @@ enum ConvertCommand {
                 if !inPlace { removeFile(temporary) }
             }
         }
-        try writer.setClientDataFormat(client)
+        try about(outPath) { () throws(AudioError) in try writer.setClientDataFormat(client) }
         if let tags = try? input.file.infoDictionary, !tags.isEmpty { try? writer.setInfo(tags) }
         let total = input.clientLengthFrames
         var progress = ProgressBar(console: console, label: "converting")
@@ -254,19 +271,19 @@ enum ConvertCommand {
         var frames: Int64 = 0
         while true {
             bytes.removeAll(keepingCapacity: true)
-            let n = try input.read(frames: 65536, into: &bytes)
+            let n = try about(inPath) { () throws(AudioError) in try input.read(frames: 65536, into: &bytes) }
             if n == 0 { break }
-            try writer.write(bytes, frames: n)
+            try about(outPath) { () throws(AudioError) in try writer.write(bytes, frames: n) }
             frames += Int64(n)
             progress.update(frames, of: total)
         }
-        try writer.close()
+        try about(outPath) { () throws(AudioError) in try writer.close() }
         progress.finish()
         if input.concealedPackets > 0 {
             console.error("tonearm: \(inPath): \(input.concealedPackets) damaged packets were concealed with silence")
         }
         guard inPlace || rename(temporary, outPath) == 0 else {
-            throw AudioError(.permissions, "cannot move the output into place at \(outPath)")
+            throw FileError(path: outPath, error: AudioError(.permissions, "cannot move the output into place at \(outPath)"))
         }
         ok = true
         let size = (try? FileSource(path: outPath).size) ?? nil

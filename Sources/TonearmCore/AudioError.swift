@@ -19,8 +19,26 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
             return rawValue > 0xFFFF && f.isPrintable ? f : nil
         }
 
-        /// `'typ?'` or `-39`.
-        public var codeString: String { fourCC.map { $0.description } ?? String(rawValue) }
+        /// How every message shows the code: `'typ?'` for a four-char code, and Apple's
+        /// constant for a numeric one, `kAudioFileEndOfFileError (-39)` (the bare number when
+        /// Apple has no name for it).
+        public var codeString: String {
+            if let f = fourCC { return f.description }
+            if let name = appleName { return "\(name) (\(rawValue))" }
+            return String(rawValue)
+        }
+
+        /// Apple's constant for a numeric code (`kAudioFileEndOfFileError` for -39); nil for
+        /// four-char codes, which name themselves, and for numbers Apple does not name.
+        public var appleName: String? { Code.appleNames[rawValue] }
+
+        static let appleNames: [Int32: String] = [
+            -38: "kAudioFileNotOpenError", -39: "kAudioFileEndOfFileError", -40: "kAudioFilePositionError",
+            -43: "kAudioFileFileNotFoundError", -50: "kAudio_ParamError",
+            -10867: "kAudioUnitErr_Uninitialized", -10868: "kAudioUnitErr_FormatNotSupported",
+            -66687: "kAudioQueueErr_InvalidBuffer", -66686: "kAudioQueueErr_BufferEmpty",
+            -66681: "kAudioQueueErr_CannotStart", -66678: "kAudioQueueErr_InvalidRunState",
+        ]
 
         public var description: String {
             if let name = Code.names[self] { return "\(name) (\(codeString))" }
@@ -47,7 +65,7 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let valueUnknown = Code("unk?")
         /// 'more', kAudioFileStreamError_DataUnavailable.
         public static let dataUnavailable = Code("more")
-        /// 'nope', kAudioFileStreamError_IllegalOperation and kAudioFileOperationNotSupportedError.
+        /// 'nope', kAudioFileStreamError_IllegalOperation (and kAudioCodecIllegalOperationError).
         public static let illegalOperation = Code("nope")
         /// 'wht?', kAudioFileStreamError_UnspecifiedError and kAudioFileUnspecifiedError.
         public static let unspecified = Code("wht?")
@@ -64,6 +82,8 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let doesNotAllow64BitDataSize = Code("off?")
         /// 'dep?', kAudioFileInvalidPacketDependencyError.
         public static let invalidPacketDependency = Code("dep?")
+        /// 'op??', kAudioFileOperationNotSupportedError.
+        public static let operationNotSupported = Code("op??")
         /// -38, kAudioFileNotOpenError.
         public static let notOpen = Code(rawValue: -38)
         /// -39, kAudioFileEndOfFileError.
@@ -72,6 +92,9 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let position = Code(rawValue: -40)
         /// -43, kAudioFileFileNotFoundError.
         public static let fileNotFound = Code(rawValue: -43)
+        /// -50, kAudio_ParamError: an argument is out of range (AudioFile's answer to a
+        /// buffer smaller than the first variable-size packet asked for).
+        public static let parameter = Code(rawValue: -50)
 
         // MARK: AudioConverter and AudioCodec
 
@@ -145,10 +168,12 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
             .invalidChunk: "invalid chunk",
             .doesNotAllow64BitDataSize: "does not allow 64-bit data size",
             .invalidPacketDependency: "invalid packet dependency",
+            .operationNotSupported: "operation not supported",
             .notOpen: "not open",
             .endOfFile: "end of file",
             .position: "position",
             .fileNotFound: "file not found",
+            .parameter: "parameter error",
             .invalidInputSize: "invalid input size",
             .invalidOutputSize: "invalid output size",
             .propertyNotSupported: "property not supported",
@@ -211,7 +236,7 @@ public struct AudioError: Error, Hashable, Sendable, CustomStringConvertible {
             return .unsupported
         case .invalidPacketOffset, .endOfFile, .position: return .seek
         case .discontinuityCantRecover: return .resetRequired
-        case .illegalOperation, .badPropertySize, .valueUnknown, .notOpen: return .usage
+        case .illegalOperation, .badPropertySize, .valueUnknown, .notOpen, .parameter: return .usage
         case .permissions, .fileNotFound, .badDevice, .hardwareNotRunning, .cannotStart: return .io
         case .httpStatus, .network, .timedOut: return .io
         case .rangeNotSupported: return .unsupported

@@ -46,18 +46,66 @@ public final class AudioFile {
     private var writerState: WriterState?
     private var headerWritten = false
 
-    /// Opens a file for reading (`AudioFileOpenURL`).
+    /// Opens a file (`AudioFileOpenURL`).
+    ///
+    /// With `.readWrite` (or `.write`), an existing WAVE (RF64, BW64), AIFF, AIFC or CAF file
+    /// is opened to be updated in place, as Apple's AudioFile does: packets can be appended
+    /// (``writePackets(_:count:descriptions:startingAt:)`` at `audioDataPacketCount`),
+    /// constant-size packets rewritten anywhere before the end, raw bytes written with
+    /// ``writeBytes(startingAt:data:)``, and the info dictionary and markers set. `close()`
+    /// fixes the size fields and writes the metadata after the audio again; chunks after the
+    /// audio that Tonearm does not write (anything but that metadata and CAF's packet table)
+    /// are dropped. Reads see the file as it was opened. Other types answer 'prm?'; an AIFF
+    /// whose COMM chunk follows the sound data answers 'optm', as it cannot grow.
     /// - Parameters:
-    ///   - permissions: `.read`; files opened for writing must be made with ``create(path:type:format:flags:)``.
+    ///   - permissions: `.read`, or `.readWrite` to update the file.
     ///   - fileTypeHint: the type to assume when the first bytes match no known magic.
     public convenience init(path: String, permissions: Permissions = .read, fileTypeHint: AudioFileTypeID? = nil) throws(AudioError) {
-        guard !permissions.contains(.write) else {
-            throw AudioError(.permissions, "Tonearm opens existing files for reading only; write a new file with AudioFile.create")
-        }
         let source = try FileSource(path: path)
         try self.init(source: source, fileTypeHint: fileTypeHint, path: path)
+        if permissions.contains(.write) { try openForUpdate(path: path) }
     }
 
+    /// Turns a file opened for reading into one being updated: a writer for its type takes
+    /// over the layout the parser found.
+    private func openForUpdate(path: String) throws(AudioError) {
+        let p = try properties
+        guard let format = p.dataFormat, let dataOffset = p.dataOffset,
+              let info = FormatRegistry.info(for: p.fileType), let make = info.makeWriter,
+              [.wave, .rf64, .bw64, .aiff, .aifc, .caf].contains(p.fileType)
+        else {
+            throw AudioError(.permissions, "Tonearm can update WAVE, AIFF, AIFC and CAF files in place, not \(p.fileType); open it for reading")
+        }
+        let writer = try make(format)
+        var s = WriterState(fileType: p.fileType, format: format)
+        s.channelLayout = p.channelLayout
+        s.magicCookie = p.magicCookie
+        s.info = p.info
+        s.packetTableInfo = p.packetTableInfo
+        s.markers = p.markers
+        s.dataOffset = dataOffset
+        s.dataByteCount = p.audioDataByteCount ?? 0
+        s.packetCount = p.audioDataPacketCount ?? 0
+        if format.bytesPerPacket > 0 {
+            // Bytes past the last whole packet (a cut file) are overwritten by the next packet.
+            s.dataByteCount = s.packetCount * Int64(format.bytesPerPacket)
+        } else {
+            s.packetDescriptions = p.packetTable ?? []
+            if let last = s.packetDescriptions.last { s.dataByteCount = last.startOffset + Int64(last.dataByteSize) }
+        }
+        let handle = try POSIXFile(path: path, mode: .readWrite)
+        let header = try source!.read(at: 0, count: Int(dataOffset))
+        do throws(AudioError) {
+            try writer.adopt(header: header, state: s, handle: handle)
+        } catch {
+            handle.closeNow()
+            throw error
+        }
+        self.handle = handle
+        self.writer = writer
+        writerState = s
+        headerWritten = true
+    }
     /// Opens a file from any seekable source (`AudioFileOpenWithCallbacks`).
     public convenience init(source: MediaSource, fileTypeHint: AudioFileTypeID? = nil) throws(AudioError) {
         try self.init(source: source, fileTypeHint: fileTypeHint, path: nil)
@@ -112,14 +160,25 @@ public final class AudioFile {
 
     deinit { if isOpen { try? close() } }
 
-    /// True for a file made by `create`.
+    /// True for a file made by `create` or opened with write permission.
     public var isWriting: Bool { writer != nil }
 
     /// Everything the parser learnt (reading), or what was set so far (writing).
     public var properties: FileProperties {
         get throws(AudioError) {
             try checkOpen()
-            if let parser { return parser.properties }
+            if let parser {
+                guard let s = writerState else { return parser.properties }
+                // Updating in place: what was written so far counts.
+                var p = parser.properties
+                p.info = s.info
+                p.markers = s.markers
+                p.packetTableInfo = s.packetTableInfo
+                p.audioDataByteCount = s.dataByteCount
+                p.audioDataPacketCount = s.packetCount
+                if s.format.bytesPerPacket == 0 { p.packetTable = s.packetDescriptions }
+                return p
+            }
             let s = writerState!
             var p = FileProperties(fileType: s.fileType)
             p.dataFormat = s.format
@@ -144,6 +203,7 @@ public final class AudioFile {
     /// A property's value (`AudioFileGetProperty`).
     public func property(_ id: AudioFilePropertyID) throws(AudioError) -> PropertyValue {
         let p = try properties
+        if id == .deferSizeUpdates { return .uint32(defersSizeUpdates ? 1 : 0) }
         return try PropertyValue.lookup(id, properties: p, isReady: true, parser: parser)
     }
 
@@ -154,7 +214,13 @@ public final class AudioFile {
     }
 
     static let writableProperties: [AudioFilePropertyID] = [.channelLayout, .magicCookieData, .infoDictionary,
-                                                             .packetTableInfo, .markerList]
+                                                             .packetTableInfo, .markerList, .deferSizeUpdates]
+
+    /// kAudioFilePropertyDeferSizeUpdates. Tonearm defaults to 1 (Apple: 0): the sizes and
+    /// the metadata after the audio are written at close, so writing costs nothing extra.
+    /// Set 0 and WAVE, AIFF and CAF files are complete after every write (sizes patched,
+    /// trailing chunks rewritten), as Apple's default is; other types stay at 1.
+    private var defersSizeUpdates = true
 
     /// Sets a property of a file being written (`AudioFileSetProperty`): the channel layout,
     /// magic cookie, info dictionary, packet table info or markers. Anything else answers 'nope'.
@@ -176,10 +242,16 @@ public final class AudioFile {
                 throw AudioError(.illegalOperation, "set the magic cookie before writing packets")
             }
             s.magicCookie = d
+        case (.deferSizeUpdates, .uint32(let v)):
+            if v == 0 && writer?.canUpdateSizesEachWrite != true {
+                throw AudioError(.operationNotSupported, "\(s.fileType) files get their sizes at close only")
+            }
+            defersSizeUpdates = v != 0
         case (.infoDictionary, .info(let i)): s.info = i
         case (.packetTableInfo, .packetTableInfo(let t)): s.packetTableInfo = t
         case (.markerList, .markers(let m)): s.markers = m
-        case (.channelLayout, _), (.magicCookieData, _), (.infoDictionary, _), (.packetTableInfo, _), (.markerList, _):
+        case (.channelLayout, _), (.magicCookieData, _), (.infoDictionary, _), (.packetTableInfo, _), (.markerList, _),
+             (.deferSizeUpdates, _):
             throw AudioError(.badPropertySize, "the value does not fit property \(id)")
         default:
             throw AudioError(.illegalOperation, "property \(id) cannot be set")
@@ -265,9 +337,12 @@ public final class AudioFile {
     ///
     /// Returns fewer packets at the end of the data, and throws -39 (`.endOfFile`) when
     /// `start` is at or past the end. Descriptions are nil for constant-size packets.
+    /// A `count` of 0 reads nothing (no data; no descriptions, or an empty array for
+    /// variable-size packets).
     public func readPacketData(startingAt start: Int64, count: Int) throws(AudioError)
         -> (data: [UInt8], descriptions: [PacketDescription]?)
     {
+        if count == 0 { return ([], try emptyRead(startingAt: start)) }
         if let gathered = try gatheredPackets(startingAt: start, count: count) { return gathered }
         let (range, _, descriptions) = try packetRange(startingAt: start, count: count)
         let data = try source!.read(at: range.lowerBound, count: Int(range.upperBound - range.lowerBound))
@@ -277,39 +352,98 @@ public final class AudioFile {
         return (data, descriptions)
     }
 
-    /// Reads whole packets into a caller's buffer without allocating the data; returns the
-    /// byte and packet counts. The buffer must hold `count × maximumPacketSize` bytes
-    /// (or fewer packets are read).
+    /// Reads whole packets into a caller's buffer without allocating the data
+    /// (`AudioFileReadPacketData` with `ioNumBytes`); returns the byte and packet counts.
+    ///
+    /// As Apple's, it reads as many of the packets asked for as fit in the buffer, and says
+    /// how many that was. When not even one fits:
+    /// - constant-size packets give 0 bytes and 0 packets, no error (Apple's CBR path);
+    /// - variable-size packets throw -50 (`.parameter`, kAudio_ParamError), because the
+    ///   first packet is larger than the buffer and the caller must grow the buffer to go on
+    ///   (Apple's `HowManyPacketsCanBeReadIntoBuffer` answers the same).
+    ///
+    /// A `count` of 0 reads nothing.
     public func readPacketData(startingAt start: Int64, count: Int, into buffer: UnsafeMutableRawBufferPointer)
         throws(AudioError) -> (bytes: Int, packets: Int, descriptions: [PacketDescription]?)
     {
+        if count == 0 { return (0, 0, try emptyRead(startingAt: start)) }
         if let gathered = try gatheredPackets(startingAt: start, count: count) {
-            // As many whole packets as the buffer holds.
-            var n = gathered.descriptions.count
-            while n > 0, let last = gathered.descriptions[n - 1] as PacketDescription?,
-                  Int(last.startOffset) + Int(last.dataByteSize) > buffer.count
-            {
-                n -= 1
+            let n = AudioFile.packetsFitting(gathered.descriptions[...], in: buffer.count)
+            guard n > 0 else { throw tooSmall(buffer.count, first: gathered.descriptions.first, packet: start) }
+            let fitted = AudioFile.rebased(gathered.descriptions[0..<n])
+            let lo = Int(gathered.descriptions[0..<n].map(\.startOffset).min()!)
+            gathered.data.withUnsafeBytes {
+                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[lo..<(lo + fitted.bytes)]))
             }
-            guard n > 0 else { throw AudioError(.badPropertySize, "the buffer is smaller than one packet") }
-            let d = gathered.descriptions[n - 1]
-            let bytes = Int(d.startOffset) + Int(d.dataByteSize)
-            gathered.data.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<bytes])) }
-            return (bytes, n, Array(gathered.descriptions[0..<n]))
+            return (fitted.bytes, n, fitted.descriptions)
         }
         var (range, n, descriptions) = try packetRange(startingAt: start, count: count)
         if range.upperBound - range.lowerBound > Int64(buffer.count) {
-            guard let f = try properties.dataFormat, f.bytesPerPacket > 0 else {
-                throw AudioError(.badPropertySize, "the buffer is smaller than the packets asked for")
+            if let f = try properties.dataFormat, f.bytesPerPacket > 0 {
+                n = buffer.count / Int(f.bytesPerPacket)
+                range = range.lowerBound..<(range.lowerBound + Int64(n) * Int64(f.bytesPerPacket))
+                if n == 0 { return (0, 0, nil) }
+            } else {
+                let table = try parserTable(start: start, count: n)
+                n = AudioFile.packetsFitting(table, in: buffer.count)
+                guard n > 0 else { throw tooSmall(buffer.count, first: table.first, packet: start) }
+                let fitted = AudioFile.rebased(table.prefix(n))
+                let dataOffset = try properties.dataOffset ?? 0
+                let lo = dataOffset + table.prefix(n).map(\.startOffset).min()!
+                range = lo..<(lo + Int64(fitted.bytes))
+                descriptions = fitted.descriptions
             }
-            n = buffer.count / Int(f.bytesPerPacket)
-            guard n > 0 else { throw AudioError(.badPropertySize, "the buffer is smaller than one packet") }
-            range = range.lowerBound..<(range.lowerBound + Int64(n) * Int64(f.bytesPerPacket))
         }
         let want = Int(range.upperBound - range.lowerBound)
         let got = try source!.read(at: range.lowerBound, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]))
         guard got == want else { throw AudioError(.endOfFile, "the file ends inside packet data") }
         return (want, n, descriptions)
+    }
+
+    /// What a read of zero packets gives: nothing, after the same checks as any read
+    /// (descriptions are an empty array for variable-size packets, nil otherwise).
+    private func emptyRead(startingAt start: Int64) throws(AudioError) -> [PacketDescription]? {
+        try checkOpen()
+        guard let parser, source != nil else { throw AudioError(.permissions, "the file is open for writing only") }
+        guard start >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(start)") }
+        if let f = parser.properties.dataFormat, f.bytesPerPacket > 0 { return nil }
+        return []
+    }
+
+    private func tooSmall(_ size: Int, first: PacketDescription?, packet: Int64) -> AudioError {
+        AudioError(.parameter, "the buffer (\(size) bytes) is smaller than packet \(packet) (\(first?.dataByteSize ?? 0) bytes)")
+    }
+
+    /// The leading packets of a table (in the order asked for) whose bytes, from the lowest
+    /// start to the highest end, fit in `size` bytes.
+    static func packetsFitting(_ table: ArraySlice<PacketDescription>, in size: Int) -> Int {
+        var lo = Int64.max, hi = Int64.min, n = 0
+        for d in table {
+            let l = min(lo, d.startOffset), h = max(hi, d.startOffset + Int64(d.dataByteSize))
+            if h - l > Int64(size) { break }
+            lo = l; hi = h; n += 1
+        }
+        return n
+    }
+
+    /// Descriptions counted from the lowest start among them, and the bytes they span.
+    static func rebased(_ table: ArraySlice<PacketDescription>) -> (descriptions: [PacketDescription], bytes: Int) {
+        guard let first = table.map(\.startOffset).min(), let end = table.map({ $0.startOffset + Int64($0.dataByteSize) }).max() else {
+            return ([], 0)
+        }
+        let descriptions = table.map {
+            PacketDescription(startOffset: $0.startOffset - first, variableFramesInPacket: $0.variableFramesInPacket,
+                              dataByteSize: $0.dataByteSize)
+        }
+        return (descriptions, Int(end - first))
+    }
+
+    /// The parser's table entries for packets `start ..< start + count` (offsets from the data offset).
+    private func parserTable(start: Int64, count: Int) throws(AudioError) -> ArraySlice<PacketDescription> {
+        guard let table = parser?.properties.packetTable, table.count >= Int(start) + count else {
+            throw AudioError(.valueUnknown, "the packet table is not known")
+        }
+        return table[Int(start)..<Int(start) + count]
     }
 
     /// Packets that the parser reads itself because they do not lie together in the file.
@@ -340,18 +474,11 @@ public final class AudioFile {
             let lo = dataOffset + start * bpp
             return (lo..<(lo + Int64(n) * bpp), n, nil)
         }
-        guard let table = p.packetTable, table.count >= Int(start) + n else {
-            throw AudioError(.valueUnknown, "the packet table is not known")
-        }
-        let slice = table[Int(start)..<Int(start) + n]
+        let slice = try parserTable(start: start, count: n)
         // A table need not be in file order; the range covers every packet asked for.
-        let first = slice.map(\.startOffset).min()!
-        let end = slice.map { $0.startOffset + Int64($0.dataByteSize) }.max()!
-        let descriptions = slice.map {
-            PacketDescription(startOffset: $0.startOffset - first, variableFramesInPacket: $0.variableFramesInPacket,
-                              dataByteSize: $0.dataByteSize)
-        }
-        return ((dataOffset + first)..<(dataOffset + end), n, descriptions)
+        let (descriptions, bytes) = AudioFile.rebased(slice)
+        let first = dataOffset + (slice.map(\.startOffset).min() ?? 0)
+        return (first..<(first + Int64(bytes)), n, descriptions)
     }
 
     /// Reads bytes of audio data, counted from the data offset (`AudioFileReadBytes`).
@@ -377,10 +504,14 @@ public final class AudioFile {
         guard var s = writerState, let handle, let writer else {
             throw AudioError(.permissions, "the file is open for reading only")
         }
-        guard start == s.packetCount else {
-            throw AudioError(.invalidPacketOffset, "packets must be written in order: expected packet \(s.packetCount), got \(start)")
-        }
         let f = s.format
+        // Constant-size packets can be rewritten anywhere up to the end; variable-size ones
+        // only appended, as Apple's kAudioFileInvalidPacketOffsetError says.
+        guard start == s.packetCount || (f.bytesPerPacket > 0 && start >= 0 && start < s.packetCount) else {
+            throw AudioError(.invalidPacketOffset, f.bytesPerPacket > 0
+                ? "packet \(start) is past the end (\(s.packetCount) packets)"
+                : "packets of varying size are appended: expected packet \(s.packetCount), got \(start)")
+        }
         if f.bytesPerPacket > 0 {
             guard data.count == count * Int(f.bytesPerPacket) else {
                 throw AudioError(.invalidPacketOffset, "\(count) packets of \(f.bytesPerPacket) bytes, but \(data.count) bytes given")
@@ -404,10 +535,48 @@ public final class AudioFile {
             s.dataOffset = Int64(header.count)
             headerWritten = true
         }
-        try handle.write(data, at: s.dataOffset + s.dataByteCount)
-        s.dataByteCount += Int64(data.count)
-        s.packetCount += Int64(count)
+        if f.bytesPerPacket > 0 {
+            let at = start * Int64(f.bytesPerPacket)
+            try handle.write(data, at: s.dataOffset + at)
+            s.dataByteCount = max(s.dataByteCount, at + Int64(data.count))
+            s.packetCount = max(s.packetCount, start + Int64(count))
+        } else {
+            try handle.write(data, at: s.dataOffset + s.dataByteCount)
+            s.dataByteCount += Int64(data.count)
+            s.packetCount += Int64(count)
+        }
         writerState = s
+        if !defersSizeUpdates { try writer.finish(s, handle: handle) }
+    }
+
+    /// Writes raw audio bytes at an offset from the data offset (`AudioFileWriteBytes`), in a
+    /// file being created or updated. `start` may be at most the audio byte count (the bytes
+    /// then extend the audio). For constant-size packets the packet count follows the bytes
+    /// (whole packets); packets of varying size need their descriptions, so such files
+    /// answer 'op??' (write them with `writePackets`).
+    public func writeBytes(startingAt start: Int64, data: [UInt8]) throws(AudioError) {
+        try checkOpen()
+        guard var s = writerState, let handle, let writer else {
+            throw AudioError(.permissions, "the file is open for reading only")
+        }
+        let bpp = Int64(s.format.bytesPerPacket)
+        guard bpp > 0 else {
+            throw AudioError(.operationNotSupported, "bytes of packets that vary in size cannot be written without descriptions; use writePackets")
+        }
+        guard start >= 0, start <= s.dataByteCount else {
+            throw AudioError(.position, "byte \(start) is past the end of the audio data (\(s.dataByteCount) bytes)")
+        }
+        if !headerWritten {
+            let header = try writer.header(s)
+            try handle.write(header, at: 0)
+            s.dataOffset = Int64(header.count)
+            headerWritten = true
+        }
+        try handle.write(data, at: s.dataOffset + start)
+        s.dataByteCount = max(s.dataByteCount, start + Int64(data.count))
+        s.packetCount = s.dataByteCount / bpp
+        writerState = s
+        if !defersSizeUpdates { try writer.finish(s, handle: handle) }
     }
 
     /// Appends packets from an array.

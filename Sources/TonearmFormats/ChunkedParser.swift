@@ -257,13 +257,33 @@ public final class ChunkedParser<Format: ChunkedFormat>: PropertyStoringParser {
     private func setUpAudio(_ chunk: ChunkHeader, bodyStart: Int64, prefix: inout ByteReader, prefixSize: Int,
                             input: ParserInput) throws(AudioError) -> Region
     {
-        let (start, layout) = try format.audioData(chunk, prefix: &prefix, dataStart: bodyStart + Int64(prefixSize),
+        var (start, layout) = try format.audioData(chunk, prefix: &prefix, dataStart: bodyStart + Int64(prefixSize),
                                                    properties: &properties)
         var end: Int64? = chunk.bodySize.map { bodyStart + $0 }
         if let total = input.sourceSize, let e = end, e > total { end = total }  // truncated file: use what is there
         if end == nil, let total = input.sourceSize { end = total }
         if let limit = format.audioByteLimit(properties), limit < Int64.max - start {
             end = min(end ?? start + limit, start + limit)
+        }
+        if case .table(let table) = layout, let e = end {
+            // A table that places packets past the bytes that exist (a truncated file, a
+            // damaged 'pakt'): keep the whole packets before the first missing one.
+            let available = e - start
+            if let firstMissing = table.firstIndex(where: { $0.startOffset < 0 || $0.startOffset + Int64($0.dataByteSize) > available }) {
+                let kept = Array(table[..<firstMissing])
+                properties.missingPacketCount = Int64(table.count - firstMissing)
+                if var t = properties.packetTableInfo {
+                    let fpp = Int64(properties.dataFormat?.framesPerPacket ?? 0)
+                    let frames = fpp > 0 ? fpp * Int64(kept.count) : kept.reduce(0) { $0 + Int64($1.variableFramesInPacket) }
+                    let playable = max(0, frames - Int64(t.primingFrames))
+                    if t.numberValidFrames > playable {
+                        t.numberValidFrames = playable
+                        t.remainderFrames = 0
+                        properties.packetTableInfo = t
+                    }
+                }
+                layout = .table(kept)
+            }
         }
         var r = Region(start: start, end: end, layout: layout)
         r.chunkEnd = chunk.bodySize.map { bodyStart + padded($0) }
@@ -343,8 +363,14 @@ public final class ChunkedParser<Format: ChunkedFormat>: PropertyStoringParser {
 
     public func resume(at offset: Int64) throws(AudioError) {
         guard isReady, var r = region else { throw AudioError(.illegalOperation, "cannot resume before the data offset is known") }
-        guard offset >= r.start, r.end.map({ offset <= $0 }) ?? true else {
-            throw AudioError(.invalidPacketOffset, "byte \(offset) is outside the audio data")
+        guard offset >= r.start else {
+            throw AudioError(.invalidPacketOffset, "byte \(offset) lies before the audio data")
+        }
+        if let end = r.end, offset > end {
+            // Inside a chunk after the audio (a LIST after 'data'): nothing more to deliver,
+            // and no chunk header to resynchronise on, so the bytes are accepted and ignored.
+            state = .done
+            return
         }
         if case .table(let table) = r.layout {
             let rel = offset - r.start

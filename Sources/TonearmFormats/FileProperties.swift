@@ -104,6 +104,12 @@ public struct FileProperties: Sendable {
     public var chunkIDs: [FourCC] = []
     /// For formats whose packets vary: each packet's offset relative to `dataOffset`.
     public var packetTable: [PacketDescription]?
+    /// Packets the file's own table lists whose bytes are not in the file (a truncated file,
+    /// or a damaged CAF 'pakt' that places packets past its end). They are left out of
+    /// `packetTable` and `audioDataPacketCount`, which keep only the whole packets before
+    /// the first missing one; `packetTableInfo`'s valid frames shrink to match. 0 for a
+    /// sound file.
+    public var missingPacketCount: Int64 = 0
     public var sourceBitDepth: Int32?
     /// False when the file cannot be played from the front without seeking
     /// (Apple's IsOptimized), e.g. an AIFF whose COMM chunk follows SSND.

@@ -40,10 +40,44 @@ public protocol FormatWriter: AnyObject {
     /// Whether the magic cookie may still change after the header is written, because
     /// `finish` rewrites it (FLAC's STREAMINFO, final only once the encoder is done).
     var rewritesMagicCookie: Bool { get }
+    /// Takes over an existing file opened read-write: finds, in the bytes before the audio
+    /// data, the size fields `finish` patches, as `header` would have recorded them. May
+    /// rewrite chunks there that `finish` writes again after the audio (a 'pakt' before
+    /// 'data' becomes 'free'). Throws 'prm?' for a type Tonearm cannot update in place.
+    func adopt(header: [UInt8], state: WriterState, handle: POSIXFile) throws(AudioError)
+    /// Whether `finish` may run after every write and again later (it writes what follows
+    /// the audio at its current end and patches the sizes), so that the file is complete
+    /// after each write when kAudioFilePropertyDeferSizeUpdates is 0.
+    var canUpdateSizesEachWrite: Bool { get }
 }
 
 extension FormatWriter {
     public var rewritesMagicCookie: Bool { false }
+    public var canUpdateSizesEachWrite: Bool { false }
+    public func adopt(header: [UInt8], state: WriterState, handle: POSIXFile) throws(AudioError) {
+        throw AudioError(.permissions, "Tonearm cannot update \(state.fileType) files in place; open them for reading")
+    }
+}
+
+/// The chunks of a RIFF-like header: (ID, offset of the chunk, body size), from `start`.
+func headerChunks(_ h: [UInt8], from start: Int, idSize: Int = 4, sizeBytes: Int, bigEndian: Bool, align: Int)
+    -> [(id: String, at: Int, size: Int64)]
+{
+    var out: [(String, Int, Int64)] = []
+    var i = start
+    while i + idSize + sizeBytes <= h.count {
+        var size: Int64 = 0
+        for k in 0..<sizeBytes {
+            let b = Int64(h[i + idSize + (bigEndian ? k : sizeBytes - 1 - k)])
+            size = size << 8 | b
+        }
+        if sizeBytes == 8 && size >> 63 != 0 { size = -1 }
+        out.append((String(decoding: h[i..<i + idSize], as: UTF8.self), i, size))
+        guard size >= 0 else { break }
+        i += idSize + sizeBytes + Int(size)
+        if align > 1 && i % align != 0 { i += align - i % align }
+    }
+    return out
 }
 
 /// Checks that a format is linear PCM, G.711 or (where allowed) IMA4 and that the writer

@@ -76,8 +76,12 @@ public struct AudioFilePropertyID: RawRepresentable, Hashable, Sendable, CustomS
 
     /// 'optm', kAudioFilePropertyIsOptimized.
     public static let isOptimized: Self = "optm"
-    /// 'dszu', kAudioFilePropertyDataFormatName.
-    public static let dataFormatName: Self = "dszu"
+    /// 'fnme', kAudioFilePropertyDataFormatName (deprecated by Apple in favour of
+    /// kAudioFormatProperty_FormatName): a readable name of the data format.
+    public static let dataFormatName: Self = "fnme"
+    /// 'dszu', kAudioFilePropertyDeferSizeUpdates: a UInt32, 1 when the size fields of a file
+    /// being written are brought up to date only at close rather than after every write.
+    public static let deferSizeUpdates: Self = "dszu"
     /// 'mkls', kAudioFilePropertyMarkerList.
     public static let markerList: Self = "mkls"
     /// 'rgls', kAudioFilePropertyRegionList.

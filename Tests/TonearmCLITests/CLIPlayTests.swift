@@ -290,7 +290,7 @@ final class CLIPlayTests: XCTestCase {
         // A missing file, even after one that plays, is named with its error.
         let missing = tonearm(["play", "--backend", "null", stereoWAV, "/nonexistent/x.wav"])
         XCTAssertEqual(missing.code, 1)
-        XCTAssertEqual(missing.err, "tonearm: /nonexistent/x.wav: cannot open: No such file or directory (-43)\n")
+        XCTAssertEqual(missing.err, "tonearm: /nonexistent/x.wav: cannot open: No such file or directory (kAudioFileFileNotFoundError (-43))\n")
         XCTAssertEqual(missing.out, "")
         let notAudio = tonearm(["play", "--backend", "null", fixturesDirectory + "/README.md"])
         XCTAssertEqual(notAudio.code, 1)

@@ -57,7 +57,7 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(notAudio.err.contains("('typ?')"), notAudio.err)
         let missing = tonearm(["info", "/nonexistent.wav"])
         XCTAssertEqual(missing.code, 1)
-        XCTAssertTrue(missing.err.contains("(-43)"), missing.err)
+        XCTAssertTrue(missing.err.contains("(kAudioFileFileNotFoundError (-43))"), missing.err)
         XCTAssertEqual(tonearm(["info", "--bogus"]).code, 64)
         XCTAssertEqual(tonearm(["frobnicate"]).code, 64)
         XCTAssertEqual(tonearm([]).code, 64)

@@ -13,6 +13,8 @@ final class AIFFWriter: FormatWriter {
     let compression: FourCC?
     private var commFramesOffset: Int64 = 0
     private var ssndSizeOffset: Int64 = 0
+    /// SSND's offset field: bytes between its block size and the audio (0 when written here).
+    private var ssndLeadingBytes: Int64 = 0
 
     init(fileType: AudioFileTypeID, format f: StreamDescription) throws(AudioError) {
         self.fileType = fileType
@@ -131,7 +133,7 @@ final class AIFFWriter: FormatWriter {
             end += Int64(trailer.count)
         }
         try handle.truncate(to: end)
-        let ssndSize = 8 + s.dataByteCount
+        let ssndSize = 8 + ssndLeadingBytes + s.dataByteCount
         // IMA4's numSampleFrames counts packets; every other format has one frame per packet.
         let frames = compression == "ima4" ? s.packetCount : s.frameCount
         guard end - 8 <= Int64(UInt32.max), ssndSize <= Int64(UInt32.max), frames <= Int64(UInt32.max) else {
@@ -140,6 +142,30 @@ final class AIFFWriter: FormatWriter {
         try handle.write(AIFF.be32(UInt32(end - 8)), at: 4)
         try handle.write(AIFF.be32(UInt32(frames)), at: commFramesOffset)
         try handle.write(AIFF.be32(UInt32(ssndSize)), at: ssndSizeOffset)
+    }
+
+    var canUpdateSizesEachWrite: Bool { true }
+
+    func adopt(header h: [UInt8], state: WriterState, handle: POSIXFile) throws(AudioError) {
+        var comm: Int64?, ssnd: Int64?
+        for c in headerChunks(h, from: 12, sizeBytes: 4, bigEndian: true, align: 2) {
+            switch c.id {
+            case "COMM": comm = Int64(c.at + 8 + 2)
+            case "SSND":
+                ssnd = Int64(c.at + 4)
+                if c.at + 12 <= h.count {
+                    ssndLeadingBytes = Int64(h[c.at + 8]) << 24 | Int64(h[c.at + 9]) << 16 | Int64(h[c.at + 10]) << 8 | Int64(h[c.at + 11])
+                }
+            default: break
+            }
+        }
+        // A COMM after the sound data would be cut off when the data grows.
+        guard let comm else { throw AudioError(.notOptimized, "the COMM chunk follows the sound data; this file cannot grow in place") }
+        guard let ssnd, ssnd + 12 + ssndLeadingBytes == state.dataOffset else {
+            throw AudioError(.invalidFile, "the AIFF header does not end in an SSND chunk")
+        }
+        commFramesOffset = comm
+        ssndSizeOffset = ssnd
     }
 
     /// NAME, AUTH, (c) and ANNO from the info dictionary, then MARK from the markers.

@@ -191,9 +191,9 @@ public final class AUParser: PropertyStoringParser {
 
     public func resume(at offset: Int64) throws(AudioError) {
         guard isReady, let region else { throw AudioError(.illegalOperation, "cannot resume before the data offset is known") }
-        guard offset >= region.start, region.end.map({ offset <= $0 }) ?? true else {
-            throw AudioError(.invalidPacketOffset, "byte \(offset) is outside the audio data")
-        }
+        guard offset >= region.start else { throw AudioError(.invalidPacketOffset, "byte \(offset) lies before the audio data") }
+        // Past the audio (trailing bytes): accepted and ignored.
+        if let end = region.end, offset > end { state = .done; return }
         state = .audio
     }
 }

@@ -87,6 +87,24 @@ final class CAFWriter: FormatWriter {
         if let at = bitRatesOffset { try handle.write(CAFWriter.decoderConfigRates(s), at: at) }
     }
 
+    var canUpdateSizesEachWrite: Bool { true }
+
+    func adopt(header h: [UInt8], state: WriterState, handle: POSIXFile) throws(AudioError) {
+        var data: Int?
+        for c in headerChunks(h, from: 8, sizeBytes: 8, bigEndian: true, align: 1) {
+            switch c.id {
+            // finish writes these again after the audio; one of each may exist.
+            case "pakt", "info", "mark", "strg": try handle.write(Array("free".utf8), at: Int64(c.at))
+            case "data": data = c.at
+            default: break
+            }
+        }
+        guard let data, Int64(data + 16) == state.dataOffset else {
+            throw AudioError(.invalidFile, "the CAF header does not end in a data chunk")
+        }
+        dataSizeOffset = Int64(data + 4)
+    }
+
     // MARK: Chunk bodies
 
     static func chunk(_ w: inout ByteWriter, _ id: FourCC, _ body: [UInt8]) {

@@ -5,7 +5,8 @@ import TonearmCore
 final class WAVEWriter: FormatWriter {
     let fileType: AudioFileTypeID
     private var dataSizeOffset: Int64 = 0
-    private var junkOffset: Int64 = 12
+    /// The JUNK or ds64 chunk that becomes ds64 past 4 GiB; nil for an adopted file without one.
+    private var junkOffset: Int64? = 12
 
     init(fileType: AudioFileTypeID, format: StreamDescription) throws(AudioError) {
         self.fileType = fileType
@@ -114,11 +115,38 @@ final class WAVEWriter: FormatWriter {
             d.write(UInt64(s.dataByteCount), .little)
             d.write(UInt64(s.frameCount), .little)
             d.write(UInt32(0), .little)
+            guard let junkOffset else {
+                throw AudioError(.doesNotAllow64BitDataSize, "this WAVE file has no room for a ds64 chunk; its data cannot pass 4 GiB")
+            }
             try handle.write(d.bytes, at: junkOffset)
             try handle.write(le32(0xFFFF_FFFF), at: dataSizeOffset)
         } else {
             try handle.write(le32(UInt32(riffSize)), at: 4)
             try handle.write(le32(UInt32(s.dataByteCount)), at: dataSizeOffset)
+        }
+    }
+
+    var canUpdateSizesEachWrite: Bool { true }
+
+    func adopt(header h: [UInt8], state: WriterState, handle: POSIXFile) throws(AudioError) {
+        junkOffset = nil
+        factOffset = nil
+        var dataSize: Int64?
+        for c in headerChunks(h, from: 12, sizeBytes: 4, bigEndian: false, align: 2) {
+            switch c.id {
+            case "JUNK" where c.size == 28, "ds64" where c.size == 28: junkOffset = Int64(c.at)
+            case "fact" where c.size >= 4: factOffset = Int64(c.at + 8)
+            case "LIST":
+                // An INFO list before the audio: finish writes the info again after it.
+                if c.at + 12 <= h.count, Array(h[(c.at + 8)..<(c.at + 12)]) == Array("INFO".utf8) {
+                    try handle.write(Array("JUNK".utf8), at: Int64(c.at))
+                }
+            case "data": dataSizeOffset = Int64(c.at + 4); dataSize = c.size
+            default: break
+            }
+        }
+        guard dataSize != nil, dataSizeOffset + 4 == state.dataOffset else {
+            throw AudioError(.invalidFile, "the WAVE header does not end in a data chunk")
         }
     }
 
