@@ -482,7 +482,10 @@ final class Layer3Decoder {
             } else if g.isShort && !(g.mixed && sb < 2) {
                 imdctShort(x + sb * 18, overlap: o, subband: sb)
             } else {
-                let type = g.isShort ? 0 : g.blockType
+                // The mixed-block flag puts the two lowest subbands in the normal window
+                // whatever the block type (11172-3 2.4.2.7 mixed_block_flag): start and stop
+                // blocks may carry it too (the compliance stream si_block does).
+                let type = g.isShort || g.mixed && sb < 2 ? 0 : g.blockType
                 imdctLong(x + sb * 18, window: type == 0 ? 0 : type == 1 ? 1 : 2, overlap: o, subband: sb)
             }
             if sb & 1 == 1 {
