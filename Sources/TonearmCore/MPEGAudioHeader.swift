@@ -118,8 +118,10 @@ public struct MPEGAudioHeader: Sendable, Equatable {
         return channels == 1 ? 9 : 17
     }
 
-    /// What consecutive frames of one stream share: version, layer, sample rate, and mono or not.
-    public var streamKey: UInt32 { versionBits << 8 | UInt32(layer) << 4 | rateIndex << 1 | (channels == 1 ? 1 : 0) }
+    /// What consecutive frames of one stream share: version, layer and sample rate. The
+    /// channel mode may change from frame to frame (ISO/IEC 11172-4's `he_mode` switches
+    /// between mono and stereo), so it is not part of it.
+    public var streamKey: UInt32 { versionBits << 8 | UInt32(layer) << 4 | rateIndex << 1 }
 
     /// The largest frame this stream's version, layer and rate allow.
     public var largestFrameLength: Int {

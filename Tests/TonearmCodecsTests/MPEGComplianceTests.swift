@@ -145,6 +145,10 @@ final class MPEGComplianceTests: XCTestCase {
         print(table + "\(passed) of \(chosen.count) pass")
     }
 
+    /// Mono, dual-channel, stereo and joint-stereo frames in one stream: every frame is
+    /// decoded (the parser once dropped the frames whose mode differed from the first).
+    func testChannelModeChanges() throws { try check(["l3-he_mode"]) }
+
     /// Start and stop blocks with the mixed-block flag set: their two lowest subbands use
     /// the normal window.
     func testMixedFlagOnStartAndStopBlocks() throws { try check(["l3-si_block"]) }
