@@ -149,6 +149,10 @@ final class MPEGComplianceTests: XCTestCase {
     /// decoded (the parser once dropped the frames whose mode differed from the first).
     func testChannelModeChanges() throws { try check(["l3-he_mode"]) }
 
+    /// Free format (bit rate index 0): the frame length is learnt from the distance
+    /// between the first headers.
+    func testFreeFormat() throws { try check(["l3-he_free"]) }
+
     /// Start and stop blocks with the mixed-block flag set: their two lowest subbands use
     /// the normal window.
     func testMixedFlagOnStartAndStopBlocks() throws { try check(["l3-si_block"]) }

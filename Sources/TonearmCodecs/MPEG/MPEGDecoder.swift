@@ -131,7 +131,9 @@ public final class MPEGDecoder: AudioDecoder {
         var header: MPEGAudioHeader?
         if frame.count >= 4 {
             let word = UInt32(frame[0]) << 24 | UInt32(frame[1]) << 16 | UInt32(frame[2]) << 8 | UInt32(frame[3])
-            header = MPEGAudioHeader(word)
+            // A free-format frame's length is the packet's, less its padding slot.
+            let padding = word >> 9 & 1 == 0 ? 0 : word >> 17 & 3 == 3 ? 4 : 1
+            header = MPEGAudioHeader(word, freeFormatLength: max(0, frame.count - padding))
         }
         guard let h = header, h.layer == layer, h.sampleRate == sampleRate, h.samplesPerFrame == maximumFramesPerPacket else {
             concealedPackets += 1

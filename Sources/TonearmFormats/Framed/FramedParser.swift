@@ -117,6 +117,12 @@ public final class FramedParser<Format: FramedFormat>: PropertyStoringParser {
             if !configured && input.offset + Int64(i) > junkLimit {
                 throw AudioError(.invalidFile, "no frame in the first \(FramedLimits.maximumLeadingJunk) bytes of the audio")
             }
+            if !configured && i + h <= n {
+                switch format.learnFrameLength(b, at: i, isEndOfStream: eos) {
+                case .needMore: return i > 0 ? .consume(i) : .needMore
+                case .learned, .notNeeded: break
+                }
+            }
             if i + h <= n, let hd = format.header(at: base + i), !hd.joinsPrevious, !configured || hd.streamKey == key {
                 switch confirm(hd, at: i, input) {
                 case .accept:
