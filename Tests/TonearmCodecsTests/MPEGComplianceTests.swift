@@ -157,4 +157,8 @@ final class MPEGComplianceTests: XCTestCase {
     /// the normal window.
     func testMixedFlagOnStartAndStopBlocks() throws { try check(["l3-si_block"]) }
 
+    /// MPEG-2 LSF intensity stereo, with long and short blocks: illegal positions fall back
+    /// to mid/side or plain stereo.
+    func testLSFIntensityStereo() throws { try check(["l3-test45", "l3-test46"]) }
+
 }
