@@ -145,6 +145,8 @@ final class MPEGComplianceTests: XCTestCase {
         print(table + "\(passed) of \(chosen.count) pass")
     }
 
+    func testEveryComplianceBitstreamPasses() throws { try check() }
+
     /// Mono, dual-channel, stereo and joint-stereo frames in one stream: every frame is
     /// decoded (the parser once dropped the frames whose mode differed from the first).
     func testChannelModeChanges() throws { try check(["l3-he_mode"]) }
@@ -161,4 +163,6 @@ final class MPEGComplianceTests: XCTestCase {
     /// to mid/side or plain stereo.
     func testLSFIntensityStereo() throws { try check(["l3-test45", "l3-test46"]) }
 
+    /// A stream that begins with zeros and a cut frame before its first whole frame.
+    func testJunkBeforeTheFirstFrame() throws { try check(["l3-sin1k0db"]) }
 }

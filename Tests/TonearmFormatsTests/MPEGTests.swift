@@ -187,6 +187,35 @@ final class MPEGTests: XCTestCase {
         XCTAssertEqual(feed(free, pattern: .randomChunks(seed: 3, maximum: 100)).packetSizes, sizes)
     }
 
+    /// MPEG audio after junk that the 64-byte magic cannot see past (zeros and the tail of a
+    /// cut frame, as the compliance stream sin1k0db begins) is found without a hint by the
+    /// sync scan, on both paths; junk full of sync words that do not chain is still refused.
+    func testJunkBeforeTheFirstFrameWithoutAHint() throws {
+        let g = try golden("lame_no_tag.mp3")
+        let mp3 = try readWholeFile(g.path)
+        let bytes = [UInt8](repeating: 0, count: 136) + Array(mp3[100..<179]) + mp3
+        XCTAssertEqual(FormatRegistry.probe(Array(bytes.prefix(64))), .noMatch)
+        let file = try AudioFile(source: MemorySource(bytes))
+        XCTAssertEqual(try file.fileType, .mp3)
+        XCTAssertEqual(try file.dataOffset, 215)
+        XCTAssertEqual(try file.audioDataPacketCount, Int64(g.packetSizes.count))
+        for pattern in FeedPattern.standard {
+            let r = feed(bytes, pattern: pattern)
+            XCTAssertNil(r.error, "\(pattern)")
+            XCTAssertEqual(r.packetSizes, g.packetSizes, "\(pattern)")
+        }
+        // Valid 417-byte frame headers every 834 bytes, with a broken one between them:
+        // never two frames in a row.
+        var junk = (0..<40000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
+        for at in stride(from: 3, to: junk.count - 4, by: 417) {
+            junk.replaceSubrange(at..<at + 4, with: (at - 3) % 834 == 0 ? [0xFF, 0xFB, 0x90, 0x64] : [0xFF, 0x12, 0x90, 0x64])
+        }
+        XCTAssertEqual(SyncKit.openError(junk)?.code, .unsupportedFileType)
+        XCTAssertEqual(feed(junk, pattern: .randomChunks(seed: 4, maximum: 1000)).error?.code, .unsupportedFileType)
+        // A lone frame after junk is not enough either.
+        XCTAssertEqual(SyncKit.openError([UInt8](repeating: 0, count: 100) + Array(mp3.prefix(418)))?.code, .unsupportedFileType)
+    }
+
     private func le32(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24 & 0xFF)] }
 
     /// Without a Xing frame a stream knows no totals; a file scans them.
