@@ -412,7 +412,10 @@ final class FramedTests: XCTestCase {
         let parser = try XCTUnwrap(stream.parser as? SeekableFramedParser)
         let (offset, estimated) = try parser.framedByteOffset(ofPacket: 20)
         XCTAssertTrue(estimated)
-        XCTAssertEqual(offset, Int64((128_000.0 / 8 * 1152 / 44100 * 20).rounded(.down)))
+        // 20 average frames, less the 3-byte slack MPEGFormat keeps before the frame named;
+        // these frames pad every third one, not as the rate asks, so the offset falls inside
+        // packet 20.
+        XCTAssertEqual(offset, Int64((128_000.0 / 8 * 1152 / 44100 * 20).rounded(.down)) - 3)
         XCTAssertNotEqual(offset, table[20].startOffset)  // mid-frame
         sizes = []; data = []
         try stream.parse(Array(bytes[Int(offset)...]), flags: .discontinuity)

@@ -447,9 +447,12 @@ public final class FramedParser<Format: FramedFormat>: PropertyStoringParser {
     // MARK: Seeking
 
     /// The byte offset of a packet relative to the data offset: exact from the scanned
-    /// table (the frame's first byte, header included), else estimated from what the
-    /// stream declares (an MP3 Xing table of contents), the byte and packet counts, or
-    /// the bit rate.
+    /// table (the frame's first byte, header included), else estimated by the format
+    /// (``FramedFormat/estimatedOffset(ofPacket:)``: for MPEG audio of constant bit rate a
+    /// few bytes before the packet named, so that a stream resumed there resynchronises to
+    /// it; from a Xing table of contents, within the table's resolution), else from the
+    /// byte and packet counts or the bit rate. A push stream resumed at an estimate
+    /// (`.discontinuity`) hands out packets from the first whole frame at or after it.
     public func byteOffset(ofPacket packet: Int64) throws(AudioError) -> (offset: Int64, isEstimated: Bool) {
         guard packet >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(packet) is negative") }
         let p = properties

@@ -201,9 +201,30 @@ public struct MPEGFormat: FramedFormat {
         return nil
     }
 
-    /// An estimated byte offset (relative to the first audio frame) for a packet, from the
-    /// Xing table of contents; nil when there is none.
+    /// Bytes an estimated offset of a constant-bit-rate stream stays before the frame it
+    /// names: the true start is within one byte of k × the average frame length (the padding
+    /// slots keep the average), and the resynchronisation then finds that frame first.
+    static let constantBitRateSlack: Int64 = 3
+
+    /// An estimated byte offset (relative to the first audio frame) for a packet.
+    ///
+    /// - A constant bit rate (LAME's 'Info' frame, or no Xing or VBRI frame: the first
+    ///   frame's rate is taken for all): a few bytes before the frame itself, from the
+    ///   frame length the rate gives, so that a push stream resumed there (`.discontinuity`)
+    ///   resynchronises to that very packet. A stream without Xing frame whose rate varies
+    ///   lands near it, as far off as its rates are from the first one.
+    /// - A Xing table of contents (VBR): the table's interpolation, which is only as fine as
+    ///   the table: an entry per percent of the duration, in 256ths of the bytes, so the
+    ///   stream may resume a few packets before or after the one named (about 1/256 of the
+    ///   audio bytes plus a frame).
+    /// - nil otherwise (a VBRI frame, free format).
     public func estimatedOffset(ofPacket packet: Int64) -> Int64? {
+        if let first, !isADTS, !first.isFreeFormat, vbr == nil || vbr?.kind == .info {
+            let frameLength = Double(first.samplesPerFrame) / 8 * Double(first.bitRate) / Double(first.sampleRate)
+            let offset = (Double(packet) * frameLength).rounded(.down)
+            guard offset.isFinite, offset < 0x1p62 else { return nil }
+            return max(0, Int64(offset) - (packet > 0 ? Self.constantBitRateSlack : 0))
+        }
         guard let vbr, let toc = vbr.toc, toc.count == 100, let frames = vbr.frames, frames > 0,
               let bytes = vbr.bytes, bytes > 0 else { return nil }
         let percent = min(100, max(0, Double(packet) / Double(frames) * 100))
