@@ -147,13 +147,32 @@ final class MPEGComplianceTests: XCTestCase {
 
     func testEveryComplianceBitstreamPasses() throws { try check() }
 
+    /// The push path (AudioFileStream, unhinted, fed in the drip-feed patterns, one byte at
+    /// a time included) hands out the packets the random-access scan finds.
+    func assertPushPathAgrees(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let path = try requireCorpus("mpeg-compliance") + "/" + name + ".bit"
+        let bytes = try readFile(path)
+        let sizes = try XCTUnwrap(try AudioFile(path: path).properties.packetTable).map { Int($0.dataByteSize) }
+        for pattern in FeedPattern.standard {
+            let r = feed(bytes, pattern: pattern)
+            XCTAssertNil(r.error, "\(name), \(pattern)", file: file, line: line)
+            XCTAssertEqual(r.packetSizes, sizes, "\(name), \(pattern)", file: file, line: line)
+        }
+    }
+
     /// Mono, dual-channel, stereo and joint-stereo frames in one stream: every frame is
     /// decoded (the parser once dropped the frames whose mode differed from the first).
-    func testChannelModeChanges() throws { try check(["l3-he_mode"]) }
+    func testChannelModeChanges() throws {
+        try check(["l3-he_mode"])
+        try assertPushPathAgrees("l3-he_mode")
+    }
 
     /// Free format (bit rate index 0): the frame length is learnt from the distance
     /// between the first headers.
-    func testFreeFormat() throws { try check(["l3-he_free"]) }
+    func testFreeFormat() throws {
+        try check(["l3-he_free"])
+        try assertPushPathAgrees("l3-he_free")
+    }
 
     /// Start and stop blocks with the mixed-block flag set: their two lowest subbands use
     /// the normal window.
@@ -164,5 +183,8 @@ final class MPEGComplianceTests: XCTestCase {
     func testLSFIntensityStereo() throws { try check(["l3-test45", "l3-test46"]) }
 
     /// A stream that begins with zeros and a cut frame before its first whole frame.
-    func testJunkBeforeTheFirstFrame() throws { try check(["l3-sin1k0db"]) }
+    func testJunkBeforeTheFirstFrame() throws {
+        try check(["l3-sin1k0db"])
+        try assertPushPathAgrees("l3-sin1k0db")
+    }
 }
