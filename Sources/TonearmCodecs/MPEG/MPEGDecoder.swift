@@ -24,7 +24,7 @@ import TonearmCore
 /// its own channel count (its output for the compliance stream `he_mode` interleaves mono
 /// and stereo runs), which no fixed PCM format can carry; a channel count that changes
 /// mid-stream would also break the players and converters built on the decoder. The
-/// second channel's filter history is not touched by mono frames, as in the reference.
+/// second channel's overlap and filter history stay as they were through mono frames.
 /// `MPEGComplianceTests` mixes the reference the same way and finds 102.7 dB.
 public final class MPEGDecoder: AudioDecoder {
     public let inputFormat: StreamDescription
