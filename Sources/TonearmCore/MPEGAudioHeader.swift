@@ -31,8 +31,12 @@ public struct MPEGAudioHeader: Sendable, Equatable {
     public var modeExtension: Int
     /// 0 none, 1 50/15 µs, 3 CCITT J.17.
     public var emphasis: Int
-    /// The bit rate index (1–14), which layer II's allocation tables depend on.
+    /// The bit rate index (1–14, or 0 for free format), which layer II's allocation tables
+    /// depend on.
     public var bitRateIndex: Int
+    /// Free format: bytes of a frame without its padding slot; 0 otherwise.
+    public private(set) var freeFormatLength: Int
+    public var isFreeFormat: Bool { freeFormatLength > 0 }
     let versionBits: UInt32
     let rateIndex: UInt32
 
@@ -65,18 +69,33 @@ public struct MPEGAudioHeader: Sendable, Equatable {
     }
 
     /// Reads a header word; nil when it is not a valid header (free format included).
-    public init?(_ word: UInt32) {
+    public init?(_ word: UInt32) { self.init(word, freeFormatLength: 0) }
+
+    /// Reads a header word, free format included when `freeFormatLength` (the stream's frame
+    /// length in bytes without the padding slot, which only the distance between two frames
+    /// tells) is above 0: the bit rate is then the one that length implies.
+    public init?(_ word: UInt32, freeFormatLength: Int) {
         guard word & 0xFFE0_0000 == 0xFFE0_0000 else { return nil }
         let v = word >> 19 & 3, l = word >> 17 & 3, b = word >> 12 & 0xF, r = word >> 10 & 3
-        guard v != 1, l != 0, b != 0, b != 15, r != 3 else { return nil }
+        guard v != 1, l != 0, b != 0 || freeFormatLength > 0, b != 15, r != 3 else { return nil }
         versionBits = v
         rateIndex = r
         version = v == 3 ? .mpeg1 : v == 2 ? .mpeg2 : .mpeg25
         layer = 4 - Int(l)
         hasCRC = word >> 16 & 1 == 0
-        let table = version == .mpeg1 ? layer - 1 : (layer == 1 ? 3 : 4)
-        bitRate = MPEGAudioHeader.bitRates[table][Int(b) - 1] * 1000
         sampleRate = MPEGAudioHeader.mpeg1Rates[Int(r)] >> (version == .mpeg1 ? 0 : version == .mpeg2 ? 1 : 2)
+        if b == 0 {
+            // Layer I counts 4-byte slots; a frame holds samplesPerFrame / 8 bits per bit/s.
+            let slots = layer == 1 ? freeFormatLength / 4 * 4 : freeFormatLength
+            let perFrame = layer == 1 ? 384 : layer == 2 || version == .mpeg1 ? 1152 : 576
+            guard slots > 0 else { return nil }
+            self.freeFormatLength = slots
+            bitRate = slots * 8 * sampleRate / perFrame
+        } else {
+            let table = version == .mpeg1 ? layer - 1 : (layer == 1 ? 3 : 4)
+            bitRate = MPEGAudioHeader.bitRates[table][Int(b) - 1] * 1000
+            self.freeFormatLength = 0
+        }
         padding = word >> 9 & 1 == 1
         channelMode = Int(word >> 6 & 3)
         modeExtension = Int(word >> 4 & 3)
@@ -107,6 +126,7 @@ public struct MPEGAudioHeader: Sendable, Equatable {
 
     /// Bytes of the whole frame, header included.
     public var frameLength: Int {
+        if freeFormatLength > 0 { return freeFormatLength + (padding ? (layer == 1 ? 4 : 1) : 0) }
         if layer == 1 { return (12 * bitRate / sampleRate + (padding ? 1 : 0)) * 4 }
         // A slot is one byte; a frame holds samplesPerFrame / 8 bits per bit/s of rate.
         return samplesPerFrame / 8 * bitRate / sampleRate + (padding ? 1 : 0)
@@ -118,11 +138,14 @@ public struct MPEGAudioHeader: Sendable, Equatable {
         return channels == 1 ? 9 : 17
     }
 
-    /// What consecutive frames of one stream share: version, layer, sample rate, and mono or not.
-    public var streamKey: UInt32 { versionBits << 8 | UInt32(layer) << 4 | rateIndex << 1 | (channels == 1 ? 1 : 0) }
+    /// What consecutive frames of one stream share: version, layer and sample rate. The
+    /// channel mode may change from frame to frame (ISO/IEC 11172-4's `he_mode` switches
+    /// between mono and stereo), so it is not part of it.
+    public var streamKey: UInt32 { versionBits << 8 | UInt32(layer) << 4 | rateIndex << 1 }
 
     /// The largest frame this stream's version, layer and rate allow.
     public var largestFrameLength: Int {
+        if freeFormatLength > 0 { return freeFormatLength + (layer == 1 ? 4 : 1) }
         var h = self
         let table = version == .mpeg1 ? layer - 1 : (layer == 1 ? 3 : 4)
         h.bitRate = MPEGAudioHeader.bitRates[table][13] * 1000

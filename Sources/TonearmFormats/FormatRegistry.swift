@@ -216,7 +216,9 @@ public enum FormatRegistry {
             if let hint, info(for: hint) != nil { return .match(hint) }
             if let ext = pathExtension, let t = types(forExtension: ext).first { return .match(t) }
             if let mime = mimeType, let t = types(forMIMEType: mime).first { return .match(t) }
-            return afterTags ? .match(.mp3) : .noMatch
+            if afterTags { return .match(.mp3) }
+            // MPEG audio after junk: the magic sees only the first bytes.
+            return mpegSyncScan(content, isEndOfStream: isEndOfStream)
         }
     }
 
@@ -231,8 +233,11 @@ public enum FormatRegistry {
         }
         let head = try source.read(at: at, count: probeSize)
         if at == 0 && head.isEmpty { return nil }
-        return identify(content: head[...], afterTags: at > 0, isEndOfStream: true, hint: hint,
-                        pathExtension: source.pathExtension, mimeType: source.mimeType)
+        let r = identify(content: head[...], afterTags: at > 0, isEndOfStream: true, hint: hint,
+                         pathExtension: source.pathExtension, mimeType: source.mimeType)
+        guard r == .noMatch, head.count == probeSize else { return r }
+        // Nothing knew the first bytes: the MPEG sync scan looks further.
+        return mpegSyncScan(try source.read(at: at, count: syncScanSize + 4 * 2881)[...], isEndOfStream: true)
     }
 
     /// A new parser for a type.

@@ -104,16 +104,42 @@ final class MPEGConcealmentTests: XCTestCase {
         }
     }
 
+    /// Random damage never traps, and what is concealed is exactly what the rules say: a
+    /// packet cut before its side information ends (4 + 32 bytes in this MPEG-1 stereo
+    /// stream without CRC) or whose header is not the stream's (layer II here) is concealed
+    /// and counted; random bytes in the main data are decoded as they are, uncounted. Every
+    /// packet gives its 1152 frames either way.
     func testRandomBytesNeverTrap() throws {
         let s = try stream("lame_cbr128.mp3")
         var rng = SeededGenerator(seed: 5)
         let decoder = try CodecRegistry.makeDecoder(for: s.format)
+        XCTAssertEqual(s.format.channelsPerFrame, 2)
+        var frames = 0, expectedConcealed = 0, cutShort = 0
         for round in 0..<200 {
             var p = s.packets[round % s.packets.count]
             let n = Int.random(in: 0..<p.count, using: &rng)
-            for _ in 0..<n / 8 + 1 { p[Int.random(in: 4..<p.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng) }
-            if round % 3 == 0 { p = Array(p.prefix(n)) }
-            _ = try decode([p][...], with: decoder)
+            for _ in 0..<n / 8 + 1 { p[Int.random(in: 36..<p.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng) }
+            var damaged = false
+            if round % 3 == 0 {
+                p = Array(p.prefix(n))
+                damaged = n < 36
+            }
+            if round % 10 == 7 && p.count >= 2 {
+                p[1] = p[1] & 0xF9 | 0x04  // layer II
+                damaged = true
+            }
+            if damaged { expectedConcealed += 1 }
+            if round % 3 == 0 && n < 36 { cutShort += 1 }
+            let out = try decode([p][...], with: decoder)
+            XCTAssertEqual(out.map(\.count), [2 * 1152], "round \(round): one packet, 1152 stereo frames")
+            frames += out.joined().count / 2
+            XCTAssertEqual(decoder.concealedPackets, expectedConcealed, "round \(round)")
         }
+        XCTAssertEqual(frames, 200 * 1152)
+        // 200 rounds with this seed: 67 cut, 3 of them before the side information ends;
+        // 20 relabelled as layer II, one of which was also cut short.
+        XCTAssertEqual(cutShort, 3)
+        XCTAssertEqual(expectedConcealed, 22)
+        XCTAssertEqual(decoder.concealedPackets, 22)
     }
 }

@@ -128,9 +128,23 @@ final class MPEGDecoderTests: XCTestCase {
         let expected = frames ?? reference.count / channels
         XCTAssertEqual(ours.count / channels, expected, "\(what): frame count", file: file, line: line)
         let a = accuracy(ours, reference, channels: channels)
+        if let bound = isoOverOracles[what] {
+            // Measured 2.75e-05 RMS and 3.8e-04 at most on the second channel.
+            XCTAssertTrue(a.rms.allSatisfy { $0 < bound.rms } && a.max.allSatisfy { $0 <= bound.max },
+                          "\(what): further from the oracle than the illegal positions explain: \(a)", file: file, line: line)
+            return a
+        }
         XCTAssertTrue(a.passes, "\(what): not ISO/IEC 11172-4 full accuracy: \(a)", file: file, line: line)
         return a
     }
+
+    /// Files where the decoder follows the standard and the compliance streams rather than
+    /// ffmpeg and mpg123, with the distance to them that this explains.
+    /// `forged_is_lsf.mp3`: an LSF intensity position that is the largest its scale factor
+    /// can hold is illegal (13818-3), and the band falls back to mid/side or plain stereo;
+    /// ffmpeg and mpg123 use it as a position. The compliance streams `l3-test45` and
+    /// `l3-test46` (MPEGComplianceTests) decode at 45 and 33 dB their way and pass this way.
+    static let isoOverOracles: [String: (rms: Double, max: Double)] = ["forged_is_lsf.mp3": (1e-4, 1e-3)]
 
     static func report(_ title: String, _ rows: [(String, Accuracy)]) {
         guard !rows.isEmpty else { return }
@@ -254,7 +268,8 @@ final class MPEGDecoderTests: XCTestCase {
                 worst = abs(Int(ours[i]) - Int(theirs[i]))
                 at = i
             }
-            XCTAssertLessThanOrEqual(worst, 1, "\(name): sample \(at) differs by \(worst) LSB")
+            // 1e-3 of full scale where the decoder follows the standard over ffmpeg (isoOverOracles).
+            XCTAssertLessThanOrEqual(worst, Self.isoOverOracles[name] == nil ? 1 : 33, "\(name): sample \(at) differs by \(worst) LSB")
         }
     }
 

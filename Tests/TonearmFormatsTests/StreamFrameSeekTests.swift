@@ -50,4 +50,37 @@ final class StreamFrameSeekTests: XCTestCase {
             }
         }
     }
+
+    /// AudioFileStream.seek(toPacket:) on a constant-bit-rate MP3 (LAME's Info frame, or no
+    /// Xing frame at all) has no table, so its offset is estimated; the packets that come
+    /// out after the jump must still begin with the packet it names. (Packet 5 of
+    /// lame_cbr128.mp3 once gave 2115 from the Info frame's table of contents, inside packet
+    /// 5, whose start is 2089, so the stream resumed at packet 6.)
+    func testEstimatedMP3SeekLandsOnThePacketItNames() throws {
+        for name in ["mpeg/lame_cbr128.mp3", "mpeg/lame_no_tag.mp3", "mpeg/ffmpeg_no_xing.mp3", "mpeg/lame_mpeg2_22k.mp3",
+                     "mpeg/tagged_id3v23_ape_id3v1.mp3", "mpeg/ffmpeg_layer2.mp2"] {
+            let path = fixturesDirectory + "/" + name
+            let bytes = try readWholeFile(path)
+            let file = try AudioFile(path: path)
+            let count = Int(try file.audioDataPacketCount)
+            let (all, allDescriptions) = try file.readPacketData(startingAt: 0, count: count)
+            let packets = try XCTUnwrap(allDescriptions).map { Array(all[Int($0.startOffset)..<Int($0.startOffset + Int64($0.dataByteSize))]) }
+            for target in Set([0, 1, 5, count / 3, count / 2, count - 2, count - 1]) where target >= 0 {
+                var got: [[UInt8]] = []
+                var armed = false
+                let stream = AudioFileStream(propertyListener: { _, _, _ in }, packets: { _, _, data, descriptions in
+                    guard armed else { return }
+                    for d in descriptions! { got.append(Array(data[Int(d.startOffset)..<Int(d.startOffset) + Int(d.dataByteSize)])) }
+                })
+                try stream.parse(bytes[0..<min(bytes.count, Int(try file.dataOffset) + 2000)])
+                let (offset, flags) = try stream.seek(toPacket: Int64(target))
+                XCTAssertEqual(flags, .offsetIsEstimated, "\(name) packet \(target)")
+                armed = true
+                try stream.parse(bytes[Int(try stream.dataOffset + offset)...], flags: .discontinuity)
+                try stream.parse(nil)
+                XCTAssertEqual(count - got.count, target, "\(name) packet \(target): offset \(offset)")
+                XCTAssertTrue(got == Array(packets[(count - got.count)...]), "\(name) packet \(target): the file's packets")
+            }
+        }
+    }
 }

@@ -35,6 +35,11 @@ final class Layer3Decoder {
     private var longScale = [[Int]](repeating: [Int](repeating: 0, count: 22), count: 2)
     private var shortScale = [[Int]](repeating: [Int](repeating: 0, count: 39), count: 2)
     private var intensityScale = 0
+    /// LSF intensity stereo: per long band (22), then per short band and window (39), the
+    /// position that is illegal there (the largest its scale factor length can hold), or
+    /// -1 where every position is legal (0-bit scale factors).
+    private var illegalLong = [Int](repeating: -1, count: 22)
+    private var illegalShort = [Int](repeating: -1, count: 39)
     private var sideInfo = Layer3SideInfo()
     /// This decoder's copies of the tables its loops read, so that they read no globals.
     private let pow43: UnsafeMutablePointer<Float>
@@ -240,18 +245,25 @@ final class Layer3Decoder {
         let counts = Layer3Tables.lsfPartitions[table][kind]
         for b in 0..<22 { longScale[ch][b] = 0 }
         for b in 0..<39 { shortScale[ch][b] = 0 }
+        if intensityChannel {
+            for b in 0..<22 { illegalLong[b] = -1 }
+            for b in 0..<39 { illegalShort[b] = -1 }
+        }
         var k = 0
         for p in 0..<4 {
             let len = p == 0 ? slen.0 : p == 1 ? slen.1 : p == 2 ? slen.2 : slen.3
+            let illegal = len > 0 ? (1 << len) - 1 : -1
             for _ in 0..<counts[p] {
                 let v = r.read(len)
-                if kind == 0 {
+                if kind == 0 || kind == 2 && k < 6 {
                     longScale[ch][k] = v
-                } else if kind == 2 && k < 6 {
-                    longScale[ch][k] = v
+                    if intensityChannel { illegalLong[k] = illegal }
                 } else {
                     let s = kind == 2 ? k - 6 + 9 : k
-                    if s < 39 { shortScale[ch][s] = v }
+                    if s < 39 {
+                        shortScale[ch][s] = v
+                        if intensityChannel { illegalShort[s] = illegal }
+                    }
                 }
                 k += 1
             }
@@ -356,11 +368,12 @@ final class Layer3Decoder {
         let mpeg1 = h.version == .mpeg1
         let io: Float = intensityScale == 1 ? 0.70710678118654752 : 0.84089641525371454
         /// Intensity stereo over lines [from, to) at position p, or mid/side when p is
-        /// illegal: 7 in MPEG-1. (13818-3 calls an LSF position illegal when it is the
-        /// largest its scale factor can hold; ffmpeg and mpg123 both use every LSF
-        /// position, even those of 0-bit scale factors, and so does this decoder.)
-        @inline(__always) func band(_ from: Int, _ to: Int, position p: Int) {
-            if mpeg1 && p >= 7 {
+        /// illegal: 7 in MPEG-1; in LSF the largest value its scale factor's length can
+        /// hold (13818-3 2.4.3.2, `illegal`), while a 0-bit scale factor gives position 0.
+        /// ffmpeg and mpg123 use every LSF position; the reference decoder does not, and
+        /// the compliance streams test45 and test46 (45 and 33 dB that way) show it.
+        @inline(__always) func band(_ from: Int, _ to: Int, position p: Int, illegal: Int = -1) {
+            if mpeg1 && p >= 7 || !mpeg1 && p == illegal {
                 midSide(from, to)
                 return
             }
@@ -389,7 +402,12 @@ final class Layer3Decoder {
             while first < 22 && long[first] <= last { first += 1 }
             midSide(0, long[first])
             for b in first..<22 {
-                band(long[b], long[b + 1], position: longScale[1][b == 21 ? 20 : b])
+                if b == 21 && first == 21 && !mpeg1 {
+                    band(long[b], long[b + 1], position: 0)
+                    continue
+                }
+                let s = b == 21 ? 20 : b
+                band(long[b], long[b + 1], position: longScale[1][s], illegal: illegalLong[s])
             }
         } else {
             let firstShort = g1.mixed ? 3 : 0
@@ -413,8 +431,12 @@ final class Layer3Decoder {
                     if b < first {
                         midSide(start, start + width)
                     } else {
+                        if b == 12 && first == 12 && !mpeg1 {
+                            band(start, start + width, position: 0)
+                            continue
+                        }
                         let s = b == 12 ? 11 : b
-                        band(start, start + width, position: shortScale[1][s * 3 + w])
+                        band(start, start + width, position: shortScale[1][s * 3 + w], illegal: illegalShort[s * 3 + w])
                     }
                 }
             }
@@ -423,7 +445,7 @@ final class Layer3Decoder {
                 if anyShortNonzero { first = longEnd } else { while first < longEnd && long[first] <= last { first += 1 } }
                 for b in 0..<longEnd {
                     if b < first { midSide(long[b], long[b + 1]) } else {
-                        band(long[b], long[b + 1], position: longScale[1][b])
+                        band(long[b], long[b + 1], position: longScale[1][b], illegal: illegalLong[b])
                     }
                 }
             }
@@ -482,7 +504,10 @@ final class Layer3Decoder {
             } else if g.isShort && !(g.mixed && sb < 2) {
                 imdctShort(x + sb * 18, overlap: o, subband: sb)
             } else {
-                let type = g.isShort ? 0 : g.blockType
+                // The mixed-block flag puts the two lowest subbands in the normal window
+                // whatever the block type (11172-3 2.4.2.7 mixed_block_flag): start and stop
+                // blocks may carry it too (the compliance stream si_block does).
+                let type = g.isShort || g.mixed && sb < 2 ? 0 : g.blockType
                 imdctLong(x + sb * 18, window: type == 0 ? 0 : type == 1 ? 1 : 2, overlap: o, subband: sb)
             }
             if sb & 1 == 1 {

@@ -18,7 +18,14 @@ import TonearmCore
 /// is not counted: that is the stream's normal state there.
 ///
 /// A stream that switches between mono and stereo frames keeps its declared channel
-/// count: a mono frame goes to both channels, a stereo frame in a mono stream is averaged.
+/// count, the first frame's (the parser declares it, on both paths): a mono frame goes to
+/// both channels of a stereo stream, and a stereo frame in a mono stream is averaged, as
+/// ffmpeg does. Every frame is decoded. The ISO reference decoder writes each frame with
+/// its own channel count (its output for the compliance stream `he_mode` interleaves mono
+/// and stereo runs), which no fixed PCM format can carry; a channel count that changes
+/// mid-stream would also break the players and converters built on the decoder. The
+/// second channel's overlap and filter history stay as they were through mono frames.
+/// `MPEGComplianceTests` mixes the reference the same way and finds 102.7 dB.
 public final class MPEGDecoder: AudioDecoder {
     public let inputFormat: StreamDescription
     public let outputFormat: StreamDescription
@@ -124,7 +131,9 @@ public final class MPEGDecoder: AudioDecoder {
         var header: MPEGAudioHeader?
         if frame.count >= 4 {
             let word = UInt32(frame[0]) << 24 | UInt32(frame[1]) << 16 | UInt32(frame[2]) << 8 | UInt32(frame[3])
-            header = MPEGAudioHeader(word)
+            // A free-format frame's length is the packet's, less its padding slot.
+            let padding = word >> 9 & 1 == 0 ? 0 : word >> 17 & 3 == 3 ? 4 : 1
+            header = MPEGAudioHeader(word, freeFormatLength: max(0, frame.count - padding))
         }
         guard let h = header, h.layer == layer, h.sampleRate == sampleRate, h.samplesPerFrame == maximumFramesPerPacket else {
             concealedPackets += 1

@@ -37,6 +37,16 @@ public enum FirstFrameRole: Sendable, Equatable {
     case skip
 }
 
+/// The outcome of ``FramedFormat/learnFrameLength(_:at:isEndOfStream:)``.
+public enum FrameLengthSearch: Sendable, Equatable {
+    /// The header gives its length, or the length is known already, or this is no header.
+    case notNeeded
+    /// The length is learnt: ``FramedFormat/header(at:)`` now reads the header.
+    case learned
+    /// Too few bytes after the header to tell.
+    case needMore
+}
+
 /// Totals that a stream declares at its start (an MP3 Xing or VBRI frame), used on the push
 /// path where the frames cannot all be counted before the packets are handed out.
 public struct DeclaredTotals: Sendable, Equatable {
@@ -74,6 +84,11 @@ public protocol FramedFormat {
     /// The header at `p`, which has at least `headerSize` readable bytes; nil when these
     /// bytes are not a frame header this parser takes.
     func header(at p: UnsafeRawPointer) -> FrameHeader?
+    /// For a stream whose headers do not give the frame length (free-format MPEG audio):
+    /// given the bytes from `i` (at least `headerSize` of them) while the first frame is
+    /// searched for, learns the stream's frame length, after which ``header(at:)`` reads
+    /// such headers. `.needMore` while too few bytes are there to tell.
+    mutating func learnFrameLength(_ bytes: UnsafeRawBufferPointer, at i: Int, isEndOfStream: Bool) -> FrameLengthSearch
     /// An error when the bytes at the start of the audio are a valid header of a kind
     /// Tonearm refuses (free-format MPEG audio): the stream fails cleanly instead of
     /// searching on. `p` has at least `headerSize` bytes.
@@ -106,6 +121,9 @@ extension FramedFormat {
     public func estimatedOffset(ofPacket packet: Int64) -> Int64? { nil }
     public func unsupportedStream(at p: UnsafeRawPointer) -> AudioError? { nil }
     public var audioStartLookahead: Int { headerSize }
+    public mutating func learnFrameLength(_ bytes: UnsafeRawBufferPointer, at i: Int, isEndOfStream: Bool) -> FrameLengthSearch {
+        .notNeeded
+    }
     public mutating func audioBegins(_ bytes: UnsafeRawBufferPointer, properties: inout FileProperties) throws(AudioError) {
         if bytes.count >= headerSize, let error = unsupportedStream(at: bytes.baseAddress!) { throw error }
     }

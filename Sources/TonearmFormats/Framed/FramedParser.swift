@@ -117,6 +117,12 @@ public final class FramedParser<Format: FramedFormat>: PropertyStoringParser {
             if !configured && input.offset + Int64(i) > junkLimit {
                 throw AudioError(.invalidFile, "no frame in the first \(FramedLimits.maximumLeadingJunk) bytes of the audio")
             }
+            if !configured && i + h <= n {
+                switch format.learnFrameLength(b, at: i, isEndOfStream: eos) {
+                case .needMore: return i > 0 ? .consume(i) : .needMore
+                case .learned, .notNeeded: break
+                }
+            }
             if i + h <= n, let hd = format.header(at: base + i), !hd.joinsPrevious, !configured || hd.streamKey == key {
                 switch confirm(hd, at: i, input) {
                 case .accept:
@@ -441,9 +447,12 @@ public final class FramedParser<Format: FramedFormat>: PropertyStoringParser {
     // MARK: Seeking
 
     /// The byte offset of a packet relative to the data offset: exact from the scanned
-    /// table (the frame's first byte, header included), else estimated from what the
-    /// stream declares (an MP3 Xing table of contents), the byte and packet counts, or
-    /// the bit rate.
+    /// table (the frame's first byte, header included), else estimated by the format
+    /// (``FramedFormat/estimatedOffset(ofPacket:)``: for MPEG audio of constant bit rate a
+    /// few bytes before the packet named, so that a stream resumed there resynchronises to
+    /// it; from a Xing table of contents, within the table's resolution), else from the
+    /// byte and packet counts or the bit rate. A push stream resumed at an estimate
+    /// (`.discontinuity`) hands out packets from the first whole frame at or after it.
     public func byteOffset(ofPacket packet: Int64) throws(AudioError) -> (offset: Int64, isEstimated: Bool) {
         guard packet >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(packet) is negative") }
         let p = properties

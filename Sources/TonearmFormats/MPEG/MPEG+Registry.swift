@@ -35,4 +35,40 @@ extension FormatRegistry {
         }
         return .match(h.fileType)
     }
+
+    /// Bytes the MPEG sync scan looks through when no magic matched and nothing hints the type.
+    static let syncScanSize = 16 << 10
+    /// Frames in a row the sync scan wants to see before it calls the bytes MPEG audio.
+    static let syncScanFrames = 4
+
+    /// The last resort of the probe, for MPEG audio that does not begin at byte 0 (the
+    /// compliance stream `sin1k0db` begins with 136 zero bytes and the tail of a cut frame):
+    /// a run of ``syncScanFrames`` frames, each where the one before it ends and all of one
+    /// stream, beginning within the first ``syncScanSize`` bytes. Fewer frames do when the
+    /// stream ends after them, but never one alone. A chance sync pattern in junk does not
+    /// chain, so junk is still refused.
+    static func mpegSyncScan(_ head: ArraySlice<UInt8>, isEndOfStream end: Bool) -> ProbeResult {
+        let bytes = Array(head.prefix(syncScanSize + 4 * 2881))
+        let n = bytes.count
+        func word(_ i: Int) -> UInt32 {
+            UInt32(bytes[i]) << 24 | UInt32(bytes[i + 1]) << 16 | UInt32(bytes[i + 2]) << 8 | UInt32(bytes[i + 3])
+        }
+        var start = 0
+        while start + 4 <= min(n, syncScanSize) {
+            defer { start += 1 }
+            guard bytes[start] == 0xFF, let first = MPEGAudioHeader(word(start)) else { continue }
+            var at = start + first.frameLength, count = 1
+            while count < syncScanFrames, at + 4 <= n, let h = MPEGAudioHeader(word(at)), h.streamKey == first.streamKey {
+                at += h.frameLength
+                count += 1
+            }
+            if count >= syncScanFrames { return .match(first.fileType) }
+            if at + 4 > n {
+                // The run reaches the end of the bytes: more may follow, or the stream ends.
+                if !end { return .needMore }
+                if count >= 2 && at <= n { return .match(first.fileType) }
+            }
+        }
+        return n < syncScanSize && !end ? .needMore : .noMatch
+    }
 }

@@ -63,21 +63,70 @@ public struct MPEGFormat: FramedFormat {
     @inline(__always)
     public func header(at p: UnsafeRawPointer) -> FrameHeader? {
         if isADTS { return adts!.header(at: p) }
-        guard p.load(as: UInt8.self) == 0xFF, let h = MPEGAudioHeader(loadBE32(p)) else { return nil }
+        guard p.load(as: UInt8.self) == 0xFF else { return nil }
+        let word = loadBE32(p)
+        if freeFormatLength > 0 {
+            // Only the free-format headers of this stream: a frame of another bit rate
+            // index, or another layout, is a false sync here.
+            guard word & Self.freeFormatMask == freeFormatWord, let h = MPEGAudioHeader(word, freeFormatLength: freeFormatLength)
+            else { return nil }
+            return FrameHeader(length: h.frameLength, streamKey: h.streamKey, bitRate: h.bitRate)
+        }
+        guard let h = MPEGAudioHeader(word) else { return nil }
         return FrameHeader(length: h.frameLength, streamKey: h.streamKey, bitRate: h.bitRate)
     }
 
-    public func unsupportedStream(at p: UnsafeRawPointer) -> AudioError? {
-        guard MPEGAudioHeader.isFreeFormat(loadBE32(p)) else { return nil }
-        return AudioError(.unsupportedDataFormat, "free-format MPEG audio (bit rate index 0) is not supported")
+    /// The bits that free-format frames of one stream share: sync, version, layer, CRC,
+    /// bit rate index and sample rate (the padding and the channel mode vary).
+    static let freeFormatMask: UInt32 = 0xFFFF_FC00
+    /// Free format: bytes of a frame without padding, and the header bits under the mask.
+    private var freeFormatLength = 0
+    private var freeFormatWord: UInt32 = 0
+    /// The longest free-format frame looked for: 640 kbit/s at 32 kHz in layer III
+    /// (2,880 bytes), with room.
+    static let maximumFreeFormatLength = 4096
+
+    /// A free-format stream (bit rate index 0) gives no frame length: it is the distance
+    /// from the first header to the next with the same fixed bits (ISO/IEC 11172-3
+    /// 2.4.2.3: the rate is fixed in a free-format stream), less the first frame's padding
+    /// slot. A second frame at that length must follow as well (or the end of the data),
+    /// so that a chance sync pattern in the payload is not taken.
+    public mutating func learnFrameLength(_ bytes: UnsafeRawBufferPointer, at i: Int, isEndOfStream eos: Bool) -> FrameLengthSearch {
+        guard !isADTS, freeFormatLength == 0, i + 4 <= bytes.count else { return .notNeeded }
+        let base = bytes.baseAddress!
+        let word = loadBE32(base + i)
+        guard MPEGAudioHeader.isFreeFormat(word) else { return .notNeeded }
+        let fixed = word & Self.freeFormatMask
+        let layer1 = word >> 17 & 3 == 3
+        let slot = layer1 ? 4 : 1
+        func padding(_ w: UInt32) -> Int { w >> 9 & 1 == 1 ? slot : 0 }
+        // The smallest frame: a header, a CRC and layer III's side information.
+        var j = i + 4 + 2 + 17
+        while j <= i + Self.maximumFreeFormatLength + slot {
+            guard j + 4 <= bytes.count else { return eos ? .notNeeded : .needMore }
+            let next = loadBE32(base + j)
+            if next & Self.freeFormatMask == fixed {
+                let length = j - i - padding(word)
+                if length > 0 && (!layer1 || length % 4 == 0) {
+                    // The frame after the second one confirms the length.
+                    let third = j + length + padding(next)
+                    if third + 4 > bytes.count && !eos { return .needMore }
+                    if third + 4 > bytes.count || loadBE32(base + third) & Self.freeFormatMask == fixed {
+                        freeFormatLength = length
+                        freeFormatWord = fixed
+                        return .learned
+                    }
+                }
+            }
+            j += 1
+        }
+        return .notNeeded
     }
 
     /// Seven bytes: enough for an ADTS header.
     public var audioStartLookahead: Int { 7 }
 
     public mutating func audioBegins(_ bytes: UnsafeRawBufferPointer, properties p: inout FileProperties) throws(AudioError) {
-        guard bytes.count >= 4 else { return }
-        if let error = unsupportedStream(at: bytes.baseAddress!) { throw error }
         guard bytes.count >= 7 else { return }
         let candidate = ADTSFormat()
         if candidate.header(at: bytes.baseAddress!) != nil || candidate.unsupportedStream(at: bytes.baseAddress!) != nil {
@@ -92,7 +141,9 @@ public struct MPEGFormat: FramedFormat {
                                     properties p: inout FileProperties) throws(AudioError) -> FirstFrameRole
     {
         if isADTS { return try adts!.firstFrame(header, bytes: bytes, offset: offset, properties: &p) }
-        guard let h = MPEGAudioHeader(loadBE32(bytes.baseAddress!)) else { throw AudioError.malformed("not an MPEG audio header") }
+        guard let h = MPEGAudioHeader(loadBE32(bytes.baseAddress!), freeFormatLength: freeFormatLength) else {
+            throw AudioError.malformed("not an MPEG audio header")
+        }
         first = h
         p.fileType = h.fileType
         p.dataFormat = StreamDescription(sampleRate: Double(h.sampleRate), formatID: h.formatID, bytesPerPacket: 0,
@@ -150,9 +201,30 @@ public struct MPEGFormat: FramedFormat {
         return nil
     }
 
-    /// An estimated byte offset (relative to the first audio frame) for a packet, from the
-    /// Xing table of contents; nil when there is none.
+    /// Bytes an estimated offset of a constant-bit-rate stream stays before the frame it
+    /// names: the true start is within one byte of k × the average frame length (the padding
+    /// slots keep the average), and the resynchronisation then finds that frame first.
+    static let constantBitRateSlack: Int64 = 3
+
+    /// An estimated byte offset (relative to the first audio frame) for a packet.
+    ///
+    /// - A constant bit rate (LAME's 'Info' frame, or no Xing or VBRI frame: the first
+    ///   frame's rate is taken for all): a few bytes before the frame itself, from the
+    ///   frame length the rate gives, so that a push stream resumed there (`.discontinuity`)
+    ///   resynchronises to that very packet. A stream without Xing frame whose rate varies
+    ///   lands near it, as far off as its rates are from the first one.
+    /// - A Xing table of contents (VBR): the table's interpolation, which is only as fine as
+    ///   the table: an entry per percent of the duration, in 256ths of the bytes, so the
+    ///   stream may resume a few packets before or after the one named (about 1/256 of the
+    ///   audio bytes plus a frame).
+    /// - nil otherwise (a VBRI frame, free format).
     public func estimatedOffset(ofPacket packet: Int64) -> Int64? {
+        if let first, !isADTS, !first.isFreeFormat, vbr == nil || vbr?.kind == .info {
+            let frameLength = Double(first.samplesPerFrame) / 8 * Double(first.bitRate) / Double(first.sampleRate)
+            let offset = (Double(packet) * frameLength).rounded(.down)
+            guard offset.isFinite, offset < 0x1p62 else { return nil }
+            return max(0, Int64(offset) - (packet > 0 ? Self.constantBitRateSlack : 0))
+        }
         guard let vbr, let toc = vbr.toc, toc.count == 100, let frames = vbr.frames, frames > 0,
               let bytes = vbr.bytes, bytes > 0 else { return nil }
         let percent = min(100, max(0, Double(packet) / Double(frames) * 100))
