@@ -12,8 +12,8 @@ import Tonearm
 final class ThreadSafetyTests: XCTestCase {
     func testOutputUnitStateReadWhileAnotherThreadStartsAndStopsIt() throws {
         let unit = OutputUnit(backend: NullOutputBackend(realtime: true), options: AudioOutputOptions(latency: 0.02))
-        unit.streamFormat = .int16(sampleRate: 8000, channels: 2)
-        unit.setRenderCallback { _, _, _, _ in }
+        try unit.setStreamFormat(.int16(sampleRate: 8000, channels: 2))
+        try unit.setRenderCallback { _, _, _, _ in }
         let done = AtomicFlag()
         let seen = Seen()
         let reader = Thread {

@@ -12,7 +12,7 @@ final class StreamDecoderThreadTests: XCTestCase {
     /// A recorder set while a trickled MP3 is being decoded gets every byte from then on: what
     /// it wrote is exactly the file's tail.
     func testARecorderSetWhileDecodingGetsTheRestOfTheBytes() throws {
-        guard let s = HTTPStreamTests.server else { throw skipOrFail("the test HTTP server (python3) could not start") }
+        let s = try HTTPStreamTests.server.require()
         let path = "mp3dec/lame_cbr320_stereo.mp3"
         let file = try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixturesDirectory + "/" + path)))
         var options = HTTPStream.Options()
