@@ -1,9 +1,10 @@
 import FuzzSupport
 import Tonearm
 
-// The built-in decoders on arbitrary bytes (MPEG audio: see fuzzMPEG). The first bytes choose a codec and its
-// stream description (channels 1–8, sizes, bits, flags, a magic cookie), the output type
-// and layout and how packets are handed over; the rest is packet data.
+// The built-in decoders on arbitrary bytes: PCM, G.711, IMA4, IMA and MS ADPCM, FLAC, ALAC and
+// MPEG audio (see fuzzMPEG). The first bytes choose a codec and its stream description
+// (channels 1–8, sizes, bits, flags, a magic cookie), the output type and layout and how
+// packets are handed over; the rest is packet data.
 //
 // Besides "never crash", two properties are checked: a decode that succeeds wrote exactly
 // the frames its packets hold and no more than the buffer has room for, and decoding into
@@ -118,6 +119,7 @@ private func decodeAll(_ decoder: AudioDecoder, _ data: [UInt8], packets: Int, b
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzDecoders(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    guard size <= InputLimit.decoders else { return 0 }
     var input = Input(bytes: bytes(data, size))
     let codec = input.byte()
     let mode = input.byte()
