@@ -1,21 +1,23 @@
 import Tonearm
 
 // The file targets come in pairs per family: a parse target (both parser paths and their
-// seeks, no decoding) and a decode target (the file opened and decoded through ExtAudioFile).
-// Decoding made every input 10-50 times slower, so a combined target spent nearly all its
-// time in the decoders and ran the parsers at 50-200 inputs a second.
+// seeks, no decoding) and a decode target (the file decoded through ExtAudioFile, or its
+// stream's packets through an AudioConverter). One target doing both decoded every input in
+// three client formats; FuzzSync ran 25 inputs a second on a loaded machine, and its parse
+// half alone 137 on the same fixtures.
 
 /// The longest input the parse targets take (.ci/run passes the same -max_len). The parsers'
-/// cost grows with the input, most of which is audio data they only delimit: at 32 KiB a
-/// target ran about 500 inputs per CPU-second, at 8 KiB about 1,100. 8 KiB holds many
-/// frames of the framed formats and a WAVE, AIFF or CAF header; FLAC (whose encoders pad the
-/// metadata to 8 KiB), Ogg (Vorbis's setup header, a chain's second link) and MP4 (a moov
+/// cost grows with the input, most of which is audio data they only delimit: at 32 KiB
+/// FuzzSync ran about 500 inputs per CPU-second, at 8 KiB about 1,100 (FuzzFLAC at 16 KiB
+/// 840). 8 KiB holds many frames of the framed formats and of FLAC (five FLAC fixtures of
+/// sixteen pad their metadata to 8 KiB: those seed the metadata parsers only) and a WAVE,
+/// AIFF or CAF header; Ogg (Vorbis's setup header, a chain's second link) and MP4 (a moov
 /// after a small mdat) need 16 KiB to reach past their headers.
 public enum InputLimit {
     public static let framed = 8 << 10
     public static let chunked = 8 << 10
+    public static let flac = 8 << 10
     public static let mp4 = 16 << 10
-    public static let flac = 16 << 10
     public static let ogg = 16 << 10
     /// FuzzParsers', after its first byte.
     public static let anyType = 8 << 10
@@ -136,6 +138,7 @@ private func decodeStream(_ input: [UInt8], hint: AudioFileTypeID?, selector: In
     // next link, a change of MPEG mode) makes the next.
     var formatChanged = true
     var out: [UInt8] = []
+    var decoded = 0
     // Weak: the stream holds the closure that reads it (LeakSanitizer would report a cycle).
     weak var current: AudioFileStream?
     func checkOutput(_ c: AudioConverter) {
@@ -157,8 +160,11 @@ private func decodeStream(_ input: [UInt8], hint: AudioFileTypeID?, selector: In
             c.packetTableInfo = p.packetTableInfo
             converter = c
         }
-        guard let c = converter else { return }
+        // About as many frames as the file path decodes; the rest is only parsed (a whole
+        // 16 KiB MP3 is five times as many frames).
+        guard let c = converter, decoded < 8192 else { return }
         if (try? c.convert(packets: data, count: count, descriptions: descriptions, into: &out)) == nil { converter = nil }
+        decoded += out.count / max(1, Int(c.outputFormat.bytesPerFrame))
         checkOutput(c)
     })
     current = stream
