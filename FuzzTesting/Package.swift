@@ -1,7 +1,9 @@
 // swift-tools-version: 6.1
 // libFuzzer targets for Tonearm's parsers and decoders. Build with
 //   swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
-// and run e.g. `.build/release/FuzzParsers -max_total_time=60 corpus-parsers/`.
+// and run e.g. `.build/release/FuzzParsers -max_total_time=60 -max_len=8193 corpus-FuzzParsers/`.
+// Each family has a parse target (FuzzChunked, FuzzSync, FuzzMP4, FuzzFLAC, FuzzOgg) and a
+// decode target (the same name + Decode); .ci/run seeds and runs them all.
 import Foundation
 import PackageDescription
 
@@ -30,5 +32,8 @@ let package = Package(
                           swiftSettings: fuzzSettings),
         .executableTarget(name: "FuzzStreaming", dependencies: ["FuzzSupport", .product(name: "Tonearm", package: root)],
                           swiftSettings: fuzzSettings),
-    ]
+    ] + ["FuzzChunkedDecode", "FuzzSyncDecode", "FuzzMP4Decode", "FuzzFLACDecode", "FuzzOggDecode"].map { name in
+        .executableTarget(name: name, dependencies: ["FuzzSupport", .product(name: "Tonearm", package: root)],
+                          swiftSettings: fuzzSettings)
+    }
 )

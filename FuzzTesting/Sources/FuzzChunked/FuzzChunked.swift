@@ -1,11 +1,12 @@
 import FuzzSupport
 import Tonearm
 
-// WAVE, RF64, Wave64, AIFF/AIFC, CAF and AU: the chunk engine and AU's parser. Seeded with that family's fixtures.
+// WAVE, RF64, Wave64, AIFF/AIFC, CAF and AU: the chunk engine and AU's parser. Parse only (both
+// paths and their seeks); FuzzChunkedDecode decodes. Seeded with that family's fixtures.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    fuzzFamily(data, size, hint: .wave)
+    fuzzFamilyParse(data, size, hint: .wave, limit: InputLimit.chunked)
 }
 
 @_cdecl("FuzzChunked_main")

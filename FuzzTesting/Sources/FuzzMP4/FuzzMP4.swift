@@ -1,11 +1,12 @@
 import FuzzSupport
 import Tonearm
 
-// MP4/M4A/3GP: boxes, sample tables, fragments, the mfra index, metadata and chapters. Seeded with that family's fixtures.
+// MP4/M4A/3GP: boxes, sample tables, fragments, the mfra index, metadata and chapters. Parse only
+// (both paths and their seeks); FuzzMP4Decode decodes. Seeded with that family's fixtures.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    fuzzFamily(data, size, hint: .mpeg4)
+    fuzzFamilyParse(data, size, hint: .mpeg4, limit: InputLimit.mp4)
 }
 
 @_cdecl("FuzzMP4_main")

@@ -9,7 +9,7 @@ import Tonearm
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    guard let data, size >= 2 else { return 0 }
+    guard let data, size >= 2, size <= InputLimit.streaming else { return 0 }
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     let body = Array(bytes[2...])
     // ICY: an interval from 1 to 256 (small, so blocks come often), chunks of 1 to 256 bytes.
