@@ -95,7 +95,7 @@ public final class AudioPlayer: @unchecked Sendable {
                             options: AudioOutputOptions = AudioOutputOptions()) throws(AudioError)
     {
         var sources: [Source] = []
-        for path in paths { sources.append(.file(try ExtAudioFile.open(path: path), path: path)) }
+        for path in paths { sources.append(.file(try ExtAudioFile(path: path), path: path)) }
         try self.init(sources: sources, backend: backend, options: options)
     }
 

@@ -129,7 +129,7 @@ public final class AudioPlayerNode: @unchecked Sendable {
     /// Plays a whole file after what is already scheduled (`scheduleFile`). Returns the item's ID.
     @discardableResult
     public func scheduleFile(_ path: String, completion: (@Sendable () -> Void)? = nil) throws(AudioError) -> Int {
-        try scheduleSegment(ExtAudioFile.open(path: path), startingFrame: 0, frameCount: nil, completion: completion)
+        try scheduleSegment(ExtAudioFile(path: path), startingFrame: 0, frameCount: nil, completion: completion)
     }
 
     /// Plays `frameCount` frames (nil: to the end) of a file from `startingFrame`, counted at
@@ -138,7 +138,7 @@ public final class AudioPlayerNode: @unchecked Sendable {
     public func scheduleSegment(_ path: String, startingFrame: Int64, frameCount: Int64?,
                                 completion: (@Sendable () -> Void)? = nil) throws(AudioError) -> Int
     {
-        try scheduleSegment(ExtAudioFile.open(path: path), startingFrame: startingFrame, frameCount: frameCount,
+        try scheduleSegment(ExtAudioFile(path: path), startingFrame: startingFrame, frameCount: frameCount,
                             completion: completion)
     }
 

@@ -121,17 +121,17 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(obj["sampleRate"] as? Int, 16000)
         XCTAssertEqual(obj["channels"] as? Int, 1)
         XCTAssertEqual(obj["fileType"] as? String, "caff")
-        let input = try ExtAudioFile.open(path: src)
+        let input = try ExtAudioFile(path: src)
         let expected = (input.fileLengthFrames * 16000 + Int64(input.fileDataFormat.sampleRate) - 1) / Int64(input.fileDataFormat.sampleRate)
         XCTAssertEqual((obj["frames"] as? NSNumber)?.int64Value, expected)
-        let out = try ExtAudioFile.open(path: dir + "/x.caf")
+        let out = try ExtAudioFile(path: dir + "/x.caf")
         XCTAssertEqual(out.fileLengthFrames, expected)
         XCTAssertEqual(out.fileDataFormat.sampleRate, 16000)
         XCTAssertEqual(out.fileDataFormat.channelsPerFrame, 1)
         XCTAssertTrue(out.fileDataFormat.isFloat)
         // A channel map swapping the pair is exact.
         XCTAssertEqual(tonearm(["convert", src, dir + "/s.wav", "--channel-map", "1,0"]).code, 0)
-        let a = try ExtAudioFile.open(path: src), b = try ExtAudioFile.open(path: dir + "/s.wav")
+        let a = try ExtAudioFile(path: src), b = try ExtAudioFile(path: dir + "/s.wav")
         var x: [UInt8] = [], y: [UInt8] = []
         _ = try a.read(frames: 1 << 20, into: &x)
         _ = try b.read(frames: 1 << 20, into: &y)
@@ -167,7 +167,7 @@ final class CLITests: XCTestCase {
             XCTAssertEqual(info[InfoDictionary.title], "Tonearm Test Tone", out)
             XCTAssertEqual(info[InfoDictionary.artist], "Tonearm Fixtures", out)
         }
-        let a = try ExtAudioFile.open(path: src), b = try ExtAudioFile.open(path: dir + "/t.flac")
+        let a = try ExtAudioFile(path: src), b = try ExtAudioFile(path: dir + "/t.flac")
         XCTAssertEqual(b.fileDataFormat.formatID, .flac)
         XCTAssertEqual(b.fileDataFormat.bitsPerChannel, a.fileDataFormat.bitsPerChannel)
         let s16 = StreamDescription.pcm(sampleRate: 0, channels: a.fileDataFormat.channelsPerFrame, bits: 16)
@@ -189,10 +189,10 @@ final class CLITests: XCTestCase {
         let r = tonearm(["demo", packageRoot + "/Samples", "--out", dir])
         XCTAssertEqual(r.code, 0, r.err)
         for name in ["tone-ima4.caf", "tone-mono-16k.aiff", "tone-stereo.mp3", "tone-stereo.wav"] {
-            let speech = try ExtAudioFile.open(path: dir + "/\(name)-16k-mono.wav")
+            let speech = try ExtAudioFile(path: dir + "/\(name)-16k-mono.wav")
             XCTAssertEqual(speech.fileDataFormat.sampleRate, 16000, name)
             XCTAssertEqual(speech.fileDataFormat.channelsPerFrame, 1, name)
-            let wav = try ExtAudioFile.open(path: dir + "/\(name).wav"), flac = try ExtAudioFile.open(path: dir + "/\(name).flac")
+            let wav = try ExtAudioFile(path: dir + "/\(name).wav"), flac = try ExtAudioFile(path: dir + "/\(name).flac")
             XCTAssertEqual(flac.fileDataFormat.formatID, .flac, name)
             try flac.setClientDataFormat(wav.clientDataFormat)
             var a: [UInt8] = [], b: [UInt8] = []

@@ -55,7 +55,7 @@ final class MPEGDecoderTests: XCTestCase {
     /// The whole file through ExtAudioFile in a client format of the file's rate and
     /// channels: Float32 or Int16, interleaved, little-endian bytes.
     static func decode(_ path: String, int16: Bool = false, chunk: Int = 4000) throws -> (bytes: [UInt8], channels: Int) {
-        let f = try ExtAudioFile.open(path: path)
+        let f = try ExtAudioFile(path: path)
         let channels = f.fileDataFormat.channelsPerFrame
         try f.setClientDataFormat(.pcm(sampleRate: f.fileDataFormat.sampleRate, channels: channels, bits: int16 ? 16 : 32,
                                        isFloat: !int16))
@@ -283,7 +283,7 @@ final class MPEGDecoderTests: XCTestCase {
             let (whole, channels) = try Self.decode(path)
             let bytesPerFrame = 4 * channels
             let total = whole.count / bytesPerFrame
-            let f = try ExtAudioFile.open(path: path)
+            let f = try ExtAudioFile(path: path)
             try f.setClientDataFormat(.pcm(sampleRate: f.fileDataFormat.sampleRate, channels: UInt32(channels), bits: 32,
                                            isFloat: true))
             XCTAssertEqual(f.fileLengthFrames, Int64(total), name)

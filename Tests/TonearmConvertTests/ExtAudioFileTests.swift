@@ -14,7 +14,7 @@ final class ExtAudioFileTests: XCTestCase {
 
     func testReadsFLACInTheClientFormatMatchingTheStreamMD5() throws {
         for name in ["flac_default", "flac_5.1", "flac_variable", "flac_24bit_24k"] {
-            let f = try ExtAudioFile.open(path: fixturesDirectory + "/flac/\(name).flac")
+            let f = try ExtAudioFile(path: fixturesDirectory + "/flac/\(name).flac")
             let bits = f.fileDataFormat.bitsPerChannel
             let cookie = try XCTUnwrap(f.file.magicCookie)
             if bits == 16 {
@@ -30,7 +30,7 @@ final class ExtAudioFileTests: XCTestCase {
     }
 
     func testDefaultClientFormatOfCompressedFilesIsFloat32() throws {
-        let f = try ExtAudioFile.open(path: fixturesDirectory + "/flac/flac_default.flac")
+        let f = try ExtAudioFile(path: fixturesDirectory + "/flac/flac_default.flac")
         XCTAssertTrue(f.clientDataFormat.isFloat)
         XCTAssertEqual(f.clientDataFormat.bitsPerChannel, 32)
         let buffer = try XCTUnwrap(PCMBuffer(format: f.clientDataFormat, frameCapacity: 20000))
@@ -45,7 +45,7 @@ final class ExtAudioFileTests: XCTestCase {
                      fixturesDirectory + "/pcm/caf_ima4.caf", packageRoot + "/Samples/tone-stereo.wav",
                      fixturesDirectory + "/alac/alac_16_stereo.m4a", fixturesDirectory + "/alac/alac_24_stereo.m4a"]
         for path in files {
-            let probe = try ExtAudioFile.open(path: path)
+            let probe = try ExtAudioFile(path: path)
             let rate = probe.fileDataFormat.sampleRate
             let clients: [StreamDescription] = [
                 .pcm(sampleRate: 0, channels: probe.fileDataFormat.channelsPerFrame, bits: 16),
@@ -53,7 +53,7 @@ final class ExtAudioFileTests: XCTestCase {
                 .pcm(sampleRate: rate == 48000 ? 44100 : 48000, channels: 2, bits: 32, isFloat: true),
             ]
             for client in clients {
-                let f = try ExtAudioFile.open(path: path)
+                let f = try ExtAudioFile(path: path)
                 try f.setClientDataFormat(client)
                 let bpf = Int(f.clientDataFormat.bytesPerFrame)
                 let whole = try readAll(f)
@@ -91,7 +91,7 @@ final class ExtAudioFileTests: XCTestCase {
         try w.write(AudioConverterTests.bytes(AudioConverterTests.signal(frames: frames, channels: 2)), frames: frames)
         try w.close()
         for (rate, complexity) in [(48000.0, SampleRateConverterComplexity.normal), (16000, .mastering), (22050, .linear)] {
-            let f = try ExtAudioFile.open(path: path)
+            let f = try ExtAudioFile(path: path)
             try f.setSampleRateConverterComplexity(complexity)
             try f.setClientDataFormat(.pcm(sampleRate: rate, channels: 1, bits: 32, isFloat: true))
             let whole = try readAll(f, chunk: 4096)
@@ -112,7 +112,7 @@ final class ExtAudioFileTests: XCTestCase {
     func testPlanarClientFormat() throws {
         let planar = StreamDescription.float32(sampleRate: 0, channels: 2)
         XCTAssertFalse(planar.isInterleaved)
-        let r = try ExtAudioFile.open(path: fixturesDirectory + "/flac/flac_default.flac")
+        let r = try ExtAudioFile(path: fixturesDirectory + "/flac/flac_default.flac")
         try r.setClientDataFormat(planar)
         XCTAssertEqual(r.clientBytesFormat.bytesPerFrame, 8)
         let buffer = try XCTUnwrap(PCMBuffer(format: r.clientDataFormat, frameCapacity: 20000))
@@ -122,7 +122,7 @@ final class ExtAudioFileTests: XCTestCase {
         try w.setClientDataFormat(planar)
         try w.write(buffer)
         try w.close()
-        let back = try ExtAudioFile.open(path: w.file.path ?? "")
+        let back = try ExtAudioFile(path: w.file.path ?? "")
         let s16 = try readAll(back)
         try r.seek(toFrame: 0)
         try r.setClientDataFormat(.pcm(sampleRate: 0, channels: 2, bits: 16))
@@ -130,7 +130,7 @@ final class ExtAudioFileTests: XCTestCase {
     }
 
     func testResamplingToSpeechFormatGivesTheRatioLength() throws {
-        let f = try ExtAudioFile.open(path: packageRoot + "/Samples/tone-stereo.wav")
+        let f = try ExtAudioFile(path: packageRoot + "/Samples/tone-stereo.wav")
         try f.setClientDataFormat(.pcm(sampleRate: 16000, channels: 1, bits: 32, isFloat: true))
         let frames = try readAll(f).count / 4
         let n = f.fileLengthFrames
@@ -163,7 +163,7 @@ final class ExtAudioFileTests: XCTestCase {
                 at += n
             }
             try w.close()
-            let r = try ExtAudioFile.open(path: path)
+            let r = try ExtAudioFile(path: path)
             XCTAssertEqual(try r.file.fileType, type, ext)
             XCTAssertEqual(r.fileDataFormat.bitsPerChannel, format.bitsPerChannel, ext)
             try r.setClientDataFormat(.pcm(sampleRate: 0, channels: 2, bits: 16))
@@ -191,7 +191,7 @@ final class ExtAudioFileTests: XCTestCase {
             try w.write(Array(bytes[start * 4..<(start + n) * 4]), frames: n)
         }
         try w.close()
-        let r = try ExtAudioFile.open(path: dir + "/x.flac")
+        let r = try ExtAudioFile(path: dir + "/x.flac")
         XCTAssertEqual(r.fileDataFormat.formatID, .flac)
         XCTAssertEqual(r.fileLengthFrames, Int64(frames))
         XCTAssertEqual(try r.file.infoDictionary[InfoDictionary.title], "Tonearm test")
@@ -211,13 +211,13 @@ final class ExtAudioFileTests: XCTestCase {
         try w.setClientDataFormat(.pcm(sampleRate: 44100, channels: 2, bits: 16))
         try w.write(AudioConverterTests.bytes(samples), frames: frames)
         try w.close()
-        let r = try ExtAudioFile.open(path: dir + "/m.wav")
+        let r = try ExtAudioFile(path: dir + "/m.wav")
         XCTAssertEqual(r.fileLengthFrames, 48000)
         XCTAssertEqual(r.fileDataFormat.channelsPerFrame, 1)
     }
 
     func testClientFormatErrors() throws {
-        let f = try ExtAudioFile.open(path: packageRoot + "/Samples/tone-stereo.wav")
+        let f = try ExtAudioFile(path: packageRoot + "/Samples/tone-stereo.wav")
         let aac = StreamDescription(sampleRate: 44100, formatID: "aac ", bytesPerPacket: 0, framesPerPacket: 1024, bytesPerFrame: 0,
                                     channelsPerFrame: 2, bitsPerChannel: 0)
         XCTAssertThrowsError(try f.setClientDataFormat(aac)) { XCTAssertEqual(($0 as? AudioError)?.code, .unsupportedDataFormat) }
@@ -227,7 +227,7 @@ final class ExtAudioFileTests: XCTestCase {
         // The old client format still works after a refused one.
         var out: [UInt8] = []
         XCTAssertEqual(try f.read(frames: 10, into: &out), 10)
-        XCTAssertThrowsError(try ExtAudioFile.open(path: fixturesDirectory + "/adts/" + (fixtureFiles("adts").first.map { ($0 as NSString).lastPathComponent } ?? "x"))) {
+        XCTAssertThrowsError(try ExtAudioFile(path: fixturesDirectory + "/adts/" + (fixtureFiles("adts").first.map { ($0 as NSString).lastPathComponent } ?? "x"))) {
             XCTAssertEqual(($0 as? AudioError)?.code, .unsupportedDataFormat)
         }
     }

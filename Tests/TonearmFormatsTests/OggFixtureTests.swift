@@ -319,7 +319,7 @@ final class OggFixtureTests: XCTestCase {
             })
             try stream.parse(bytes)
             try stream.parse(nil)
-            XCTAssertEqual(try stream.fileFormat, .ogg, g.name)
+            XCTAssertEqual(try stream.fileType, .ogg, g.name)
             if g.linkPackets.count == 1 {
                 XCTAssertEqual(try stream.dataFormat, fp.dataFormat, g.name)
                 XCTAssertEqual(try stream.infoDictionary, fp.info, g.name)

@@ -9,7 +9,7 @@ let toneStereoPath = packageRoot + "/Samples/tone-stereo.wav"
 
 /// The whole file decoded by ExtAudioFile into one buffer of `format` (a client format).
 func decodeWhole(_ path: String, as format: StreamDescription) throws -> PCMBuffer {
-    let file = try ExtAudioFile.open(path: path)
+    let file = try ExtAudioFile(path: path)
     try file.setClientDataFormat(format)
     let frames = Int(file.clientLengthFrames)
     let buffer = try XCTUnwrap(PCMBuffer(format: format, frameCapacity: frames))

@@ -95,7 +95,7 @@ public func decodeInterleaved<T: FixedWidthInteger & SignedInteger>(_ path: Stri
 }
 
 private func decodeInterleaved<T>(_ path: String, bits: UInt32, isFloat: Bool) throws -> [T] {
-    let file = try ExtAudioFile.open(path: path)
+    let file = try ExtAudioFile(path: path)
     try file.setClientDataFormat(.pcm(sampleRate: file.fileDataFormat.sampleRate, channels: file.fileDataFormat.channelsPerFrame,
                                       bits: bits, isFloat: isFloat))
     var bytes: [UInt8] = []
