@@ -176,7 +176,7 @@ final class FLACEncoderTests: XCTestCase {
         let golden = try JSONSerialization.jsonObject(with: Data(readWholeFile(fixturesDirectory + "/flacenc/sizes.json"))) as! [String: Any]
         let corpus = try requireCorpus("flac-test-files") + "/subset/" + (golden["source"] as! String).dropFirst("subset/".count)
         guard FileManager.default.fileExists(atPath: corpus) else { throw skipOrFail("the FLAC test corpus has no \(corpus)") }
-        var pcm = try decodeFixture(corpus)
+        let pcm = try decodeFixture(corpus)
         let frames = golden["frames"] as! Int
         pcm.buffer.frameLength = frames
         let raw = pcm.rawBytes
