@@ -196,11 +196,12 @@ public final class ExtAudioFile {
 
     /// Sets the resampler's quality, Apple's kAudioConverterSampleRateConverterQuality:
     /// 0…127 (Min 0, Low 0x20, Medium 0x40, High 0x60, Max 0x7F).
-    /// - Throws: 'prop' for a quality outside 0…127, even when the rates are equal and no
-    ///   resampler runs; 'nope' once frames are written. The quality in force stays then.
+    /// - Throws: -50 (`kAudio_ParamError`, a value out of range) for a quality outside 0…127,
+    ///   even when the rates are equal and no resampler runs; 'nope' once frames are written.
+    ///   The quality in force stays then.
     public func setSampleRateConverterQuality(_ quality: Int) throws(AudioError) {
         guard (0...0x7F).contains(quality) else {
-            throw AudioError(.propertyNotSupported, "a sample rate converter quality is 0...127, not \(quality)")
+            throw AudioError(.parameter, "a sample rate converter quality is 0...127, not \(quality)")
         }
         try reconfigure { _, settings in settings.quality = quality }
     }

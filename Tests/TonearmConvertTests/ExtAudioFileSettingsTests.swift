@@ -82,7 +82,7 @@ final class ExtAudioFileSettingsTests: XCTestCase {
         try f.setSampleRateConverterQuality(0x7F)
         for bad in [-1, 128, 1000] {
             XCTAssertThrowsError(try f.setSampleRateConverterQuality(bad), "\(bad)") {
-                XCTAssertEqual(($0 as? AudioError)?.code, .propertyNotSupported)
+                XCTAssertEqual(($0 as? AudioError)?.code, .parameter)
             }
             XCTAssertEqual(f.sampleRateConverterQuality, 0x7F)
         }
