@@ -371,7 +371,7 @@ public final class AudioFile {
             let n = AudioFile.packetsFitting(gathered.descriptions[...], in: buffer.count)
             guard n > 0 else { throw tooSmall(buffer.count, first: gathered.descriptions.first, packet: start) }
             let fitted = AudioFile.rebased(gathered.descriptions[0..<n])
-            let lo = Int(gathered.descriptions[0..<n].map(\.startOffset).min()!)
+            let lo = Int(fitted.lowest)
             gathered.data.withUnsafeBytes {
                 buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[lo..<(lo + fitted.bytes)]))
             }
@@ -388,8 +388,7 @@ public final class AudioFile {
                 n = AudioFile.packetsFitting(table, in: buffer.count)
                 guard n > 0 else { throw tooSmall(buffer.count, first: table.first, packet: start) }
                 let fitted = AudioFile.rebased(table.prefix(n))
-                let dataOffset = try properties.dataOffset ?? 0
-                let lo = dataOffset + table.prefix(n).map(\.startOffset).min()!
+                let lo = try (properties.dataOffset ?? 0) + fitted.lowest
                 range = lo..<(lo + Int64(fitted.bytes))
                 descriptions = fitted.descriptions
             }
@@ -426,16 +425,16 @@ public final class AudioFile {
         return n
     }
 
-    /// Descriptions counted from the lowest start among them, and the bytes they span.
-    static func rebased(_ table: ArraySlice<PacketDescription>) -> (descriptions: [PacketDescription], bytes: Int) {
+    /// Descriptions counted from the lowest start among them (`lowest`), and the bytes they span.
+    static func rebased(_ table: ArraySlice<PacketDescription>) -> (descriptions: [PacketDescription], bytes: Int, lowest: Int64) {
         guard let first = table.map(\.startOffset).min(), let end = table.map({ $0.startOffset + Int64($0.dataByteSize) }).max() else {
-            return ([], 0)
+            return ([], 0, 0)
         }
         let descriptions = table.map {
             PacketDescription(startOffset: $0.startOffset - first, variableFramesInPacket: $0.variableFramesInPacket,
                               dataByteSize: $0.dataByteSize)
         }
-        return (descriptions, Int(end - first))
+        return (descriptions, Int(end - first), first)
     }
 
     /// The parser's table entries for packets `start ..< start + count` (offsets from the data offset).
@@ -476,8 +475,8 @@ public final class AudioFile {
         }
         let slice = try parserTable(start: start, count: n)
         // A table need not be in file order; the range covers every packet asked for.
-        let (descriptions, bytes) = AudioFile.rebased(slice)
-        let first = dataOffset + (slice.map(\.startOffset).min() ?? 0)
+        let (descriptions, bytes, lowest) = AudioFile.rebased(slice)
+        let first = dataOffset + lowest
         return (first..<(first + Int64(bytes)), n, descriptions)
     }
 
