@@ -185,8 +185,9 @@ final class ResamplerEngine<T: ResamplerSample> {
     /// Frames of silence that precede input frame 0 in the history.
     let lead: Int
     /// Exact: L × taps. Interpolated: finePhases × (taps of the phase, then the difference
-    /// to the next phase's taps).
-    let table: UnsafeMutablePointer<T>
+    /// to the next phase's taps). Shared with other engines of the same design: never written.
+    let table: UnsafePointer<T>
+    private let coefficients: ResamplerTable<T>
     let tableCount: Int
     let finePhases: Int
     /// finePhases / L, for the fine-table position of a phase.
@@ -235,28 +236,34 @@ final class ResamplerEngine<T: ResamplerSample> {
             self.finePhases = finePhases
         }
         phaseScale = Double(finePhases) / Double(l)
-        table = .allocate(capacity: max(1, tableCount))
-        table.initialize(repeating: 0, count: max(1, tableCount))
-        if let f = filter {
-            switch mode {
-            case .exact:
-                for p in 0..<l {
-                    let row = f.phaseTaps(Double(p) / Double(l))
-                    for j in 0..<taps { table[p * taps + j] = T(row[j]) }
-                }
-            case .interpolated:
-                var row = f.phaseTaps(0)
-                for p in 0..<finePhases {
-                    let next = f.phaseTaps(Double(p + 1) / Double(finePhases))
-                    for j in 0..<taps {
-                        table[p * 2 * taps + j] = T(row[j])
-                        table[p * 2 * taps + taps + j] = T(next[j] - row[j])
+        if let f = filter, mode != .linear {
+            let key = ResamplerTableCache.Key(
+                sample: ObjectIdentifier(T.self), exact: mode == .exact, l: mode == .exact ? l : 0,
+                finePhases: finePhases, cutoff: f.cutoff, beta: f.beta, taps: f.taps)
+            let (taps, count) = (self.taps, tableCount)
+            let exact = mode == .exact
+            coefficients = ResamplerTableCache.table(key, count: count) { table in
+                if exact {
+                    for p in 0..<l {
+                        let row = f.phaseTaps(Double(p) / Double(l))
+                        for j in 0..<taps { table[p * taps + j] = T(row[j]) }
                     }
-                    row = next
+                } else {
+                    var row = f.phaseTaps(0)
+                    for p in 0..<finePhases {
+                        let next = f.phaseTaps(Double(p + 1) / Double(finePhases))
+                        for j in 0..<taps {
+                            table[p * 2 * taps + j] = T(row[j])
+                            table[p * 2 * taps + taps + j] = T(next[j] - row[j])
+                        }
+                        row = next
+                    }
                 }
-            case .linear: break
             }
+        } else {
+            coefficients = ResamplerTable(count: 1) { $0[0] = 0 }
         }
+        table = coefficients.pointer
         capacity = taps + ResamplerEngine.block + 8
         history = .allocate(capacity: capacity * channels)
         history.initialize(repeating: 0, count: capacity * channels)
@@ -264,7 +271,6 @@ final class ResamplerEngine<T: ResamplerSample> {
     }
 
     deinit {
-        table.deallocate()
         history.deallocate()
     }
 
@@ -396,7 +402,7 @@ final class ResamplerEngine<T: ResamplerSample> {
 
     private func runExact(_ h: UnsafePointer<T>, _ out: UnsafeMutablePointer<Float>, _ k: Int) {
         var s = start, p = phase
-        let n = taps, t = UnsafePointer(table)
+        let n = taps, t = table
         for i in 0..<k {
             out[i] = T.dot(t + p * n, h + s, n).float
             s += stepWhole
@@ -409,7 +415,7 @@ final class ResamplerEngine<T: ResamplerSample> {
                               _ out0: UnsafeMutablePointer<Float>, _ out1: UnsafeMutablePointer<Float>, _ k: Int)
     {
         var s = start, p = phase
-        let n = taps, t = UnsafePointer(table)
+        let n = taps, t = table
         for i in 0..<k {
             let (a, b) = T.dotPair(t + p * n, h0 + s, h1 + s, n)
             out0[i] = a.float
@@ -422,7 +428,7 @@ final class ResamplerEngine<T: ResamplerSample> {
 
     private func runInterpolated(_ h: UnsafePointer<T>, _ out: UnsafeMutablePointer<Float>, _ k: Int) {
         var s = start, p = phase
-        let n = taps, t = UnsafePointer(table), last = finePhases - 1
+        let n = taps, t = table, last = finePhases - 1
         for i in 0..<k {
             let x = Double(p) * phaseScale
             var row = Int(x)
@@ -441,7 +447,7 @@ final class ResamplerEngine<T: ResamplerSample> {
                                      _ out0: UnsafeMutablePointer<Float>, _ out1: UnsafeMutablePointer<Float>, _ k: Int)
     {
         var s = start, p = phase
-        let n = taps, t = UnsafePointer(table), last = finePhases - 1
+        let n = taps, t = table, last = finePhases - 1
         for i in 0..<k {
             let x = Double(p) * phaseScale
             var row = Int(x)
@@ -466,5 +472,70 @@ final class ResamplerEngine<T: ResamplerSample> {
             p += stepPhase
             if p >= l { p -= l; s += 1 }
         }
+    }
+}
+
+/// A table of filter coefficients, written once when it is made and only read after, so
+/// that engines on several threads can share it.
+final class ResamplerTable<T: ResamplerSample>: @unchecked Sendable {
+    let pointer: UnsafePointer<T>
+    let count: Int
+
+    init(count: Int, fill: (UnsafeMutablePointer<T>) -> Void) {
+        let p = UnsafeMutablePointer<T>.allocate(capacity: count)
+        p.initialize(repeating: 0, count: count)
+        fill(p)
+        pointer = UnsafePointer(p)
+        self.count = count
+    }
+
+    deinit { UnsafeMutablePointer(mutating: pointer).deallocate() }
+}
+
+/// The tables designed last, kept for the next converter of the same design. A player that
+/// seeks, ExtAudioFile making its converter again after a client format change, and a stream
+/// whose format changes all ask for the same filter again, and designing it (a Bessel
+/// series per tap, L or finePhases rows of taps) costs more than converting a short buffer.
+/// Bounded by the bytes the tables hold; a table larger than the whole budget is made for
+/// its engine alone.
+enum ResamplerTableCache {
+    struct Key: Hashable {
+        let sample: ObjectIdentifier
+        let exact: Bool
+        let l: Int
+        let finePhases: Int
+        let cutoff: Double
+        let beta: Double
+        let taps: Int
+    }
+
+    /// 32 MiB: the default quality's 44.1 → 48 kHz table is about 0.1 MB, the highest
+    /// quality's up to a few MB.
+    static let budget = 32 << 20
+    private static let lock = Lock()
+    /// Least recently used first.
+    nonisolated(unsafe) private static var entries: [(key: Key, table: AnyObject, bytes: Int)] = []
+
+    static func table<T>(_ key: Key, count: Int, fill: (UnsafeMutablePointer<T>) -> Void) -> ResamplerTable<T> {
+        let bytes = count * MemoryLayout<T>.stride
+        if let hit = lock.withLock({ () -> ResamplerTable<T>? in
+            guard let i = entries.firstIndex(where: { $0.key == key }) else { return nil }
+            let entry = entries.remove(at: i)
+            entries.append(entry)
+            return entry.table as? ResamplerTable<T>
+        }) {
+            return hit
+        }
+        // Designed outside the lock: two threads may both design the same table, and the
+        // second one's is the one kept.
+        let made = ResamplerTable<T>(count: max(1, count), fill: fill)
+        guard bytes <= budget else { return made }
+        lock.withLock {
+            entries.removeAll { $0.key == key }
+            var total = entries.reduce(0) { $0 + $1.bytes } + bytes
+            while total > budget, !entries.isEmpty { total -= entries.removeFirst().bytes }
+            entries.append((key, made, bytes))
+        }
+        return made
     }
 }

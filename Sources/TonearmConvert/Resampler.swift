@@ -86,6 +86,16 @@ public final class Resampler {
     }
 
     private let engine: Engine
+
+    /// The coefficient table the engine reads (nil for a copy or 'line'), for tests of the
+    /// design cache.
+    var coefficientTable: UnsafeRawPointer? {
+        switch engine {
+        case .copy: nil
+        case .float(let e): e.mode == .linear ? nil : UnsafeRawPointer(e.table)
+        case .double(let e): UnsafeRawPointer(e.table)
+        }
+    }
     /// Channel pointers for a call, allocated once.
     private let inputPointers: UnsafeMutablePointer<UnsafePointer<Float>>
     private let outputPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>

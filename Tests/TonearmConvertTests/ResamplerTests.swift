@@ -396,4 +396,22 @@ final class ResamplerTests: XCTestCase {
         XCTAssertEqual(SampleRateConverterComplexity.mastering.fourCC, FourCC("bats"))
         XCTAssertNil(SampleRateConverterComplexity(fourCC: "fast"))
     }
+
+    /// Converters of the same design share one coefficient table, designed once; another
+    /// design gets its own. Sharing is safe because a table is never written after it is made.
+    func testSameDesignSharesItsTable() throws {
+        let a = try Resampler(inputRate: 44100, outputRate: 48000, channels: 2, complexity: .mastering)
+        let b = try Resampler(inputRate: 44100, outputRate: 48000, channels: 1, complexity: .mastering)
+        let c = try Resampler(inputRate: 44100, outputRate: 48000, channels: 2, complexity: .mastering, quality: 0x7F)
+        let d = try Resampler(inputRate: 48000, outputRate: 44100, channels: 2, complexity: .mastering)
+        let table = try XCTUnwrap(a.coefficientTable)
+        XCTAssertEqual(b.coefficientTable, table)
+        XCTAssertNotEqual(c.coefficientTable, table)
+        XCTAssertNotEqual(d.coefficientTable, table)
+        XCTAssertNil(try Resampler(inputRate: 44100, outputRate: 48000, channels: 2, complexity: .linear).coefficientTable)
+        // A design made again after its first converter is gone still gives the same output.
+        let x = [(0..<3000).map { Float(sin(Double($0) * 0.05)) }]
+        let first = try resample(try Resampler(inputRate: 44100, outputRate: 48000, channels: 1, complexity: .mastering), x)
+        XCTAssertEqual(try resample(b, x), first)
+    }
 }
