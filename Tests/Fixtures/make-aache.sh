@@ -61,8 +61,11 @@ forge() {
 
 if [ "${1:-}" = "--long" ]; then
   out=${2:?--long OUT.m4a MINUTES} minutes=${3:?--long OUT.m4a MINUTES}
-  master long 44100 "$((minutes * 60))" 2
-  forge long long 22050 1 24k long
+  # An 8-s source looped to the length (the forge's analysis of it then repeats too).
+  master loop 44100 8 2
+  "${FF[@]}" -stream_loop -1 -i "$TMP/loop.wav" -t "$((minutes * 60))" -c:a pcm_s16le "${BX[@]}" "$TMP/long.wav"
+  core long 22050 1 24k "$TMP/long.core.aac"
+  "${FORGE[@]}" forge "$TMP/long.core.aac" "$TMP/loop.wav" long "$TMP/long.aac" "$TMP/long.inventory.json"
   "${FF[@]}" -i "$TMP/long.aac" -c copy "${BX[@]}" "$TMP/long.m4a"
   "${FORGE[@]}" m4a "$TMP/long.m4a" aot29 "$out"
   ffprobe -v error -show_entries stream=profile,sample_rate,channels,duration -of compact "$out"

@@ -11,7 +11,8 @@ raw_data_block, a fill element with an SBR extension payload written by the tool
 `forge`: CORE.aac is ADTS from `ffmpeg -c:a aac` at the core rate (half the output rate).
 SOURCE.wav is the full-band original at the output rate (16-bit PCM, as many channels as the
 output); the envelopes are its band energies, and the PS parameters its inter-channel level
-differences, coherence and phases, so the decoded audio resembles it. PLAN names one of the
+differences, coherence and phases, so the decoded audio resembles it. A source less than half
+as long as the core is taken as repeating (the long benchmark file loops a short source). PLAN names one of the
 plans below: which header, grids, delta directions, coupling, sinusoids and PS modes each
 frame uses. INVENTORY.json lists what the written payloads exercise, counted as written.
 --without switches features off (sines, coupling, ipdopd, ps) to show that they change the
@@ -21,9 +22,11 @@ decoded audio.
 and writes the track as it writes any HE-AAC MP4 (the libfdk_aac files of the fuzzing corpus
 have the same layout): mdhd time scale and mp4a sample rate at the output rate, 2048 frames
 per packet, but with the LC AudioSpecificConfig of the ADTS headers. The tool replaces that
-with an explicit HE-AAC one (FORM: object type 5 or 29 with the extension sampling frequency,
-or the backward-compatible LC config followed by the 0x2b7 sync extension, SBR, and the 0x548
-PS flag) and fixes the sizes of the boxes and descriptors around it.
+with an explicit HE-AAC one and fixes the sizes of the boxes and descriptors around it. FORM
+aot5 and aot29: object type 5 or 29 with the extension sampling frequency, in ffmpeg's
+layout. FORM compat-sbr and compat-ps: the backward-compatible LC config followed by the
+0x2b7 sync extension (SBR) and the 0x548 PS flag, in the layout of iTunes, whose files use
+that form: time scale, durations, edit list and sample rate at the core rate.
 
 The fill element goes just before the block's ID_END. ffmpeg's encoder writes one
 raw_data_block per ADTS frame, ends it with ID_END ('111') and pads with zero bits to the
@@ -283,6 +286,7 @@ class Source:
 
     def __init__(self, path):
         self.rate, self.channels, raw = read_wav(path)
+        self.repeat = False
         pcm = struct.unpack("<%dh" % (len(raw) // 2), raw)
         self.samples = [pcm[c::self.channels] for c in range(self.channels)]
         n = 256
@@ -304,9 +308,13 @@ class Source:
 
     def slot_range(self, frame, t0, t1):
         """Slots of the original that SBR time slots t0..t1 of core frame `frame` stand for: the
-        decoder's output lags the input by the encoder's 1024-sample priming (2048 at the output rate)."""
+        decoder's output lags the input by the encoder's 1024-sample priming (2048 at the output rate).
+        A source much shorter than the core (the benchmark file's) is taken as repeating."""
         first = (frame - 1) * NUM_TIME_SLOTS
-        return [first + t for t in range(t0, t1) if 0 <= first + t < len(self.spectra[0])]
+        n = len(self.spectra[0])
+        if self.repeat:
+            return [(first + t) % n for t in range(t0, t1) if first + t >= 0]
+        return [first + t for t in range(t0, t1) if 0 <= first + t < n]
 
     def band_power(self, ch, slots, k_lo, k_hi):
         """QMF-domain energy per sample of QMF bands k_lo..k_hi over the slots (16-bit scale).
@@ -455,7 +463,7 @@ PLANS = {
         headers={0: header(amp_res=1, start_freq=5, stop_freq=9)}, resend=0, grids=GRIDS_SIMPLE,
         coupling=None, sines=lambda i: False, crc=False,
         ps={0: ps(iid_mode=1, icc_mode=1), 4: ps(iid_mode=2, icc_mode=5, ext=True, ipdopd=True),
-            8: ps(iid_mode=3, icc_mode=0, ext=True, ipdopd=True), 11: ps(iid_mode=5, icc_mode=2)},
+            8: ps(iid_mode=3, icc_mode=3, ext=True, ipdopd=True), 11: ps(iid_mode=5, icc_mode=2)},
         ps_resend=0),
     # The benchmark plan (make-aache.sh --long): PS at 20 bands with IPD/OPD.
     "long": dict(
@@ -1115,6 +1123,7 @@ def forge(core_path, source_path, plan_name, out_path, inventory_path, without=(
     src = Source(source_path)
     if src.rate != rate:
         raise SystemExit("source at %d Hz, output rate %d" % (src.rate, rate))
+    src.repeat = len(frames) * NUM_TIME_SLOTS > 2 * len(src.spectra[0])
     plan = dict(PLANS[plan_name])
     for feature in without:
         WITHOUT[feature](plan)
@@ -1203,6 +1212,30 @@ def asc(form, core_rate, channels):
 CONTAINERS = {b"moov", b"trak", b"mdia", b"minf", b"stbl", b"edts"}
 
 
+def lc_compatible_layout(data, found, core_rate):
+    """The layout iTunes (and qaac, which copies it) give HE-AAC: everything an LC decoder
+    reads is at the core rate. mdhd time scale and duration, the mp4a sample rate, 1024 per
+    packet in stts, and the edit list's media time in core samples (qaac issue #84: "qaac
+    (and fdkaac) uses down-sampled timescale for HE-AAC [...] I just follow what iTunes does")."""
+    a = found[b"mdhd"][0][0]
+    scale, dur = struct.unpack(">II", data[a + 20:a + 28])
+    struct.pack_into(">II", data, a + 20, core_rate, dur // 2)
+    a = found[b"stts"][0][0]
+    for i in range(struct.unpack(">I", data[a + 12:a + 16])[0]):
+        at = a + 16 + 8 * i + 4
+        struct.pack_into(">I", data, at, struct.unpack(">I", data[at:at + 4])[0] // 2)
+    for a, _, _ in found.get(b"elst", []):
+        if data[a + 8] != 0:
+            raise SystemExit("elst version 1")
+        for i in range(struct.unpack(">I", data[a + 12:a + 16])[0]):
+            at = a + 16 + 12 * i + 4
+            t = struct.unpack(">i", data[at:at + 4])[0]
+            if t > 0:
+                struct.pack_into(">i", data, at, t // 2)
+    entry = found[b"stsd"][0][0] + 16
+    struct.pack_into(">I", data, entry + 32, core_rate << 16)
+
+
 def m4a(in_path, form, out_path):
     data = bytearray(open(in_path, "rb").read())
     found = {}
@@ -1239,6 +1272,8 @@ def m4a(in_path, form, out_path):
     if entry_rate != (scale if scale < 65536 else 0) or max(deltas) != 2048:
         raise SystemExit("the muxer did not write the output rate (time scale %d, durations %s)" % (scale, deltas))
     core_rate = scale // 2
+    if form.startswith("compat"):
+        lc_compatible_layout(data, found, core_rate)
     # esds: ES_Descriptor → DecoderConfigDescriptor → DecoderSpecificInfo (tag 5).
     esds = entry + 36
     if data[esds + 4:esds + 8] != b"esds":
