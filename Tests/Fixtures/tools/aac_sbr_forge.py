@@ -12,9 +12,9 @@ raw_data_block, a fill element with an SBR extension payload written by the tool
 SOURCE.wav is the full-band original at the output rate (16-bit PCM, as many channels as the
 output); the envelopes are its band energies, and the PS parameters its inter-channel level
 differences, coherence and phases, so the decoded audio resembles it. A source less than half
-as long as the core is taken as repeating (the long benchmark file loops a short source). PLAN names one of the
-plans below: which header, grids, delta directions, coupling, sinusoids and PS modes each
-frame uses. INVENTORY.json lists what the written payloads exercise, counted as written.
+as long as the core is taken as repeating (the long benchmark file loops a short source).
+PLAN names one of the plans below: which header, grids, delta directions, coupling, sinusoids
+and PS modes each frame uses. INVENTORY.json lists what the written payloads exercise, counted as written.
 --without switches features off (sines, coupling, ipdopd, ps) to show that they change the
 decoded audio.
 
@@ -35,9 +35,10 @@ that shape (no CRC, number_of_raw_data_blocks 0, '111' then at most 7 zero bits)
 refuses an input that does not have it. The SBR element applies to the block's one channel
 element: an SCE (mono core) or a CPE (stereo core).
 
-Syntax and semantics: ISO/IEC 14496-3 subpart 4, 4.4.2.8 (sbr_extension_data and below),
-4.6.18.3 (frequency band tables, time/frequency grid), and 8.4 (ps_data). Everything here is
-the encoder side; decoders are the oracles (ffmpeg and faad must decode every file the same).
+Syntax and semantics: ISO/IEC 14496-3 subpart 4, 4.4.2.8 (sbr_extension_data and below) and
+4.6.18.3 (frequency band tables, time/frequency grid); subpart 8, 8.4 (ps_data) and 8.6.4.
+Everything here is the encoder side. The decoders are the oracles: ffmpeg's decode is the
+golden, and faad's is compared with it (make-aache.sh; the README lists where they differ).
 """
 import cmath
 import json
@@ -135,7 +136,7 @@ class Tables:
         k2 = min(64, k2)
         limit = 48 if rate <= 32000 else 35 if rate == 44100 else 32
         if not 0 < k2 - k0 <= limit:
-            raise ValueError("k2 - k0 = %d: beyond 4.6.18.3.6's limit %d" % (k2 - k0, limit))
+            raise ValueError("k2 - k0 = %d: beyond the limit %d for this rate" % (k2 - k0, limit))
         if h["freq_scale"] == 0:
             dk = 2 if h["alter_scale"] else 1
             n = 2 * ((k2 - k0) // 2) if dk == 1 else 2 * nint((k2 - k0) / 4)
@@ -170,8 +171,8 @@ class Tables:
                     raise ValueError("no master bands in the second region")
                 d1 = sorted(band_steps(k1, k2, n1))
                 if d1[0] < max(d0):
-                    # The spec moves the difference from the last step to the first; decoders
-                    # differ in how they bound it, so such headers are not used here.
+                    # The spec then moves steps from the last band of the second region to the
+                    # first; ffmpeg bounds that move, the spec does not: such headers are not used.
                     raise ValueError("vDk1 needs the min/max adjustment: choose another header")
                 for s in d1:
                     master.append(master[-1] + s)
@@ -202,7 +203,8 @@ class Tables:
             raise ValueError("%d patches" % self.patches)
 
     def _patches(self):
-        """Number of HF patches (4.6.18.6.3), only to refuse headers a decoder must reject."""
+        """Number of HF patches (the patch construction of the HF generator), only to refuse
+        headers a decoder must reject (more than 5 patches)."""
         goal = nint(2.048e6 / self.rate)
         if goal < self.kx + self.m:
             k = next(i for i, f in enumerate(self.master) if f >= goal)
@@ -319,10 +321,12 @@ class Source:
     def band_power(self, ch, slots, k_lo, k_hi):
         """QMF-domain energy per sample of QMF bands k_lo..k_hi over the slots (16-bit scale).
 
-        A QMF band k (of 64 at the output rate) covers FFT bins 2k and 2k+1. A complex QMF
-        subband sample of the decoder's 32-band analysis carries 4·Σc(2n)² ≈ 128 times the
-        power of the real signal in its band times 32 bands (white noise of variance σ² gives
-        E|X|² = 128 σ² per band, and σ²/32 per band of real power): QMF_GAIN = 4096.
+        A QMF band k (of 64 at the output rate) covers FFT bins 2k and 2k+1. The decoder
+        compares the envelopes with the energies of its own 32-band complex analysis of the
+        core (the 320-tap window c(2n)): white noise of variance σ² gives E|X_k|² =
+        4·Σc(2n)²·σ² ≈ 128·σ² in every band, whose share of the signal's power is σ²/32. So a
+        band's QMF energy is 4096 times its power; ffmpeg's decodes of the fixtures put the SBR
+        bands within a few dB of the source's.
         """
         if not slots:
             return 0.0
@@ -371,7 +375,7 @@ GRIDS_ALL = [(FIXFIX, 1, 0, 0, "1"), (FIXVAR, 2, 2, 2, "10"), (VARFIX, 2, 0, 2, 
              (VARFIX, 3, 0, 0, "110"), (FIXVAR, 1, 3, 0, "0"), (VARVAR, 2, 2, 2, "00"),
              (VARFIX, 4, 0, 3, "0101")]
 # The same with bs_pointer 1 in FIXVAR and VARVAR frames: l_A = L_E, a transient that starts
-# the next frame (l_APrev). ffmpeg and faad do not agree there (see make-aache.sh).
+# the next frame (l_APrev). ffmpeg and faad do not agree there (Tests/Fixtures/README.md).
 GRIDS_CARRY = [g if i not in (1, 10, 11) else g[:3] + (1,) + g[4:] for i, g in enumerate(GRIDS_ALL)]
 GRIDS_SIMPLE = [(FIXFIX, 1, 0, 0, "1"), (FIXFIX, 2, 0, 0, "1"), (FIXFIX, 1, 0, 0, "0")]
 
@@ -435,15 +439,16 @@ PLANS = {
         headers={0: header(amp_res=1, start_freq=5, stop_freq=5, freq_scale=3, alter_scale=0)},
         resend=4, grids=GRIDS_SIMPLE, coupling=lambda i: i % 2 == 1, sines=lambda i: i % 3 == 2, crc=False),
     # HE-AAC v2 (mono core, 44.1 or 48 kHz): PS in every frame.
-    # 10 and 20 bands, default and fine IID quantisation, mixing procedure R_a (icc_mode 0-2),
-    # the extension container without IPD/OPD; both frame classes.
+    # 10 and 20 bands, default and fine IID quantisation, mixing procedure R_a (icc_mode 0
+    # and 1), the extension container without IPD/OPD; both frame classes.
     "ps_baseline": dict(
         headers={0: header(amp_res=1, start_freq=5, stop_freq=9)}, resend=0, grids=GRIDS_ALL,
         coupling=None, sines=lambda i: i % 4 == 1, crc=False,
         ps={0: ps(iid_mode=0, icc_mode=0), 4: ps(iid_mode=1, icc_mode=1, ext=True),
             8: ps(iid_mode=3, icc_mode=0), 11: ps(iid_mode=4, icc_mode=1)},
         ps_resend=3),
-    # 20 bands with IPD/OPD and mixing procedure R_b (icc_mode 3-5), IID switched off and on.
+    # 20 bands with IPD/OPD and mixing procedure R_b (icc_mode 4), IID switched off and on,
+    # ICC switched off.
     "ps_20": dict(
         headers={0: header(amp_res=0, start_freq=5, stop_freq=9)}, resend=5,
         grids=GRIDS_ALL, coupling=None, sines=lambda i: i % 4 == 3, crc=False,
@@ -486,6 +491,7 @@ WITHOUT = {
 class Inventory:
     def __init__(self):
         self.counts = {}
+        self.tables = []       # every set of band tables a header made, with the frame it starts
 
     def add(self, key, n=1):
         self.counts[key] = self.counts.get(key, 0) + n
@@ -521,7 +527,7 @@ class SbrWriter:
         self.ps_cfg = None
         self.prev_coupling = None
 
-    # -- grid (4.6.18.3.3)
+    # -- sbr_grid: the time borders of the envelopes (4.6.18.3)
     def grid(self, frame, ch, var1=None):
         """The grid of a channel; var1 forces the trailing border (16 + var1)."""
         cls, n_env, plan_var1, pointer, res = self.plan["grids"][(frame + 3 * ch) % len(self.plan["grids"])]
@@ -573,21 +579,9 @@ class SbrWriter:
         if any(b >= a for a, b in zip(g["borders"][1:], g["borders"])):
             raise ValueError("time borders not increasing: %s" % g["borders"])
         g["n_env"] = len(g["borders"]) - 1
-        g["var1_abs"] = g["borders"][-1] - NUM_TIME_SLOTS
         g["n_noise"] = 2 if g["n_env"] > 1 else 1
+        # A FIXFIX frame with one envelope is coded at 1.5 dB whatever the header says.
         g["amp_res"] = 0 if cls == FIXFIX and g["n_env"] == 1 else self.h["amp_res"]
-        # Noise floor borders: the middle one from bs_pointer (4.6.18.3.3).
-        e = g["borders"]
-        if g["n_noise"] == 1:
-            g["noise_borders"] = [e[0], e[-1]]
-        else:
-            if cls == FIXFIX:
-                mid = g["n_env"] // 2
-            elif cls in (FIXVAR, VARVAR):
-                mid = g["n_env"] - max(g["pointer"] - 1, 1)
-            else:
-                mid = 1 if g["pointer"] == 0 else g["n_env"] - 1 if g["pointer"] == 1 else g["pointer"] - 1
-            g["noise_borders"] = [e[0], e[mid], e[-1]]
         return g
 
     def put_grid(self, w, g):
@@ -637,6 +631,8 @@ class SbrWriter:
 
     @staticmethod
     def level(energy, amp_res, plus=6):
+        """The envelope value E whose dequantised energy 2^(plus + α·E) is `energy` (plus is 6,
+        or 7 for the level of a coupled pair; α = 1 at 3.0 dB, 0.5 at 1.5 dB)."""
         alpha = 1.0 if amp_res else 0.5
         return (math.log2(max(energy, 2.0 ** (plus + 0.5))) - plus) / alpha
 
@@ -664,7 +660,8 @@ class SbrWriter:
 
     @staticmethod
     def map_prev(prev_res, prev_vals, res, n_high):
-        """The previous envelope's values at the current envelope's bands (4.6.18.3.5)."""
+        """The previous envelope's values at the current envelope's bands, as a decoder maps
+        them for time-direction coding when the frequency resolution changes."""
         odd = n_high & 1
         if prev_res == res:
             return prev_vals
@@ -683,7 +680,7 @@ class SbrWriter:
         else:
             f_code = C["F_HUFFMAN_ENV_3_0DB" if amp else "F_HUFFMAN_ENV_1_5DB"]
             t_code = C["T_HUFFMAN_ENV_3_0DB" if amp else "T_HUFFMAN_ENV_1_5DB"]
-            bits, lo, hi = (6, 0, 40) if amp else (7, 0, 80)
+            bits, lo, hi = (6, 0, 40) if amp else (7, 0, 80)   # 2^46: above any 16-bit signal
         self.inv.add("sbr.envelopeTable%s" % (("Balance" if balance else "") + ("3.0dB" if amp else "1.5dB")))
         prev = st.env
         for e in range(g["n_env"]):
@@ -752,7 +749,8 @@ class SbrWriter:
         return [lvl, bal], [n0, n1]
 
     def noise_targets(self, frame, ch, g):
-        """Noise floors: a slow pattern between 4 and 14 (the noise 0 to 24 dB below the envelope)."""
+        """Noise floors: a slow pattern of Q between 4 and 14 (noise-to-envelope ratios 2^(6 − Q),
+        +6 to −24 dB)."""
         return [[4 + ((frame // 2 + k + n + ch) % 6) * 2 for k in range(self.tables.n_q)]
                 for n in range(g["n_noise"])]
 
@@ -774,18 +772,17 @@ class SbrWriter:
                 if changed:
                     self.tables = Tables(self.rate, h)
                     self.table_id += 1
-                    self.record_tables()
+                    self.record_tables(frame)
             self.inv.add("sbr.headers")
         else:
             w.put(0, 1)
-        t = self.tables
         coupled = bool(self.plan["coupling"] and self.plan["coupling"](frame)) if self.nch == 2 else False
         grids = []
         # A coupled frame has one grid for both channels, so it must start where both
         # channels' previous frames ended: before one, the second channel ends with the first.
         before_coupled = self.nch == 2 and not coupled and bool(self.plan["coupling"] and self.plan["coupling"](frame + 1))
         for c in range(self.nch if not coupled else 1):
-            g = self.grid(frame, c, grids[0]["var1_abs"] if c and before_coupled else None)
+            g = self.grid(frame, c, grids[0]["borders"][-1] - NUM_TIME_SLOTS if c and before_coupled else None)
             grids.append(g)
         if coupled and self.ch[0].trail != self.ch[1].trail:
             raise ValueError("frame %d: the channels' previous borders differ before coupling" % frame)
@@ -898,12 +895,14 @@ class SbrWriter:
         self.inv.add("header.extra1=%d" % h["extra1"])
         self.inv.add("header.extra2=%d" % h["extra2"])
 
-    def record_tables(self):
-        t = self.tables
-        key = "k0=%d k2=%d kx=%d M=%d Nmaster=%d Nhigh=%d Nlow=%d NQ=%d%s" % (
-            t.k0, t.k2, t.kx, t.m, len(t.master) - 1, t.n_high, t.n_low, t.n_q,
-            " two-regions" if t.two_regions else "")
-        self.inv.add("bandTables.%s" % key)
+    def record_tables(self, frame):
+        """The band tables, for a decoder's tests to compare with its own."""
+        t, h = self.tables, self.h
+        self.inv.tables.append({
+            "frame": frame, "header": {k: h[k] for k in ("start_freq", "stop_freq", "xover_band", "freq_scale",
+                                                          "alter_scale", "noise_bands")},
+            "k0": t.k0, "k2": t.k2, "kx": t.kx, "M": t.m, "twoRegions": t.two_regions, "patches": t.patches,
+            "fMaster": t.master, "fTableHigh": t.high, "fTableLow": t.low, "fTableNoise": t.noise})
 
     # ------------------------------------------------------------ PS (8.4)
     IID_DEF = [-25, -18, -14, -10, -7, -4, -2, 0, 2, 4, 7, 10, 14, 18, 25]
@@ -1101,7 +1100,8 @@ def end_position(payload):
 
 
 def sbr_crc(bits):
-    """bs_sbr_crc_bits: CRC-10, polynomial x^10+x^9+x^5+x^4+x+1, initial 0 (4.6.18.2)."""
+    """bs_sbr_crc_bits (4.4.2.8.1): CRC-10, generator x^10+x^9+x^5+x^4+x+1, register starting
+    at 0, over every bit after it to the end of the fill bits (as fdk-aac's encoder computes it)."""
     crc = 0
     for b in bits:
         top = (crc >> 9) & 1
@@ -1133,8 +1133,8 @@ def forge(core_path, source_path, plan_name, out_path, inventory_path, without=(
     sbr = SbrWriter(rate, chan, plan, src, inv)
     out = bytearray()
     for i, (h, payload) in enumerate(frames):
-        if h[2:4] != h0[2:4] or (h[3] & 0xC0) != (h0[3] & 0xC0):
-            raise SystemExit("frame %d: the ADTS header changes" % i)
+        if h[2] != h0[2] or (h[3] & 0xC0) != (h0[3] & 0xC0):
+            raise SystemExit("frame %d: the ADTS profile, rate or channels change" % i)
         end = end_position(payload)
         body = sbr.payload(i)
         crc = plan["crc"]
@@ -1175,8 +1175,8 @@ def forge(core_path, source_path, plan_name, out_path, inventory_path, without=(
         inv.add("sbr.frames")
         inv.add("bytes.sbrPayload", cnt)
     open(out_path, "wb").write(bytes(out))
-    facts = {"plan": plan_name, "without": sorted(without), "coreRate": core_rate, "outputRate": rate, "coreChannels": chan,
-             "frames": len(frames), "features": inv.result()}
+    facts = {"plan": plan_name, "without": sorted(without), "coreRate": core_rate, "outputRate": rate,
+             "coreChannels": chan, "frames": len(frames), "features": inv.result(), "bandTables": inv.tables}
     with open(inventory_path, "w") as f:
         json.dump(facts, f, indent=1, sort_keys=True)
         f.write("\n")
