@@ -36,7 +36,7 @@ FORGE=(python3 tools/aac_sbr_forge.py)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-noise() { # seed level
+noise() { # random-register seed level
   printf '0*if(eq(n,0),st(%s,%s),0)+%s*(2*random(%s)-1)' "$1" "$2" "$3" "$1"
 }
 # A chord with a bright overtone series (content up to the top of the SBR range) and noise.
