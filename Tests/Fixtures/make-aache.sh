@@ -3,6 +3,7 @@
 #
 #   Tests/Fixtures/make-aache.sh                     # needs ffmpeg, ffprobe, faad, flac, python3
 #   Tests/Fixtures/make-aache.sh --long OUT.m4a MIN  # a long HE-AAC v2 file for benchmarks (not committed)
+#   Tests/Fixtures/make-aache.sh --ps-probes         # constant PS parameters through ffmpeg and faad
 #
 # No HE-AAC encoder can be installed here (ffmpeg cannot encode SBR or PS; libfdk_aac and faac
 # are not in Debian main). Each stream is a real AAC-LC core from ffmpeg's encoder at half the
@@ -69,6 +70,14 @@ if [ "${1:-}" = "--long" ]; then
   "${FF[@]}" -i "$TMP/long.aac" -c copy "${BX[@]}" "$TMP/long.m4a"
   "${FORGE[@]}" m4a "$TMP/long.m4a" aot29 "$out"
   ffprobe -v error -show_entries stream=profile,sample_rate,channels,duration -of compact "$out"
+  exit 0
+fi
+
+if [ "${1:-}" = "--ps-probes" ]; then
+  # Constant PS parameters, decoded by both decoders (see tools/aache_ps_probe.py).
+  master s48 48000 0.6 2
+  core s48 24000 1 24k "$TMP/probe.core.aac"
+  python3 tools/aache_ps_probe.py "$TMP/probe.core.aac" "$TMP/s48.wav"
   exit 0
 fi
 

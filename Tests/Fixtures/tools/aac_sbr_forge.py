@@ -1039,6 +1039,9 @@ class SbrWriter:
         return w
 
     def ps_param(self, w, frame, name, shape, targets, codes, lo, hi, modulo):
+        fixed = self.plan.get("ps_constant", {}).get(name)   # aache_ps_probe.py's plans
+        if fixed is not None:
+            targets = [[fixed] * len(row) for row in targets]
         st = self.ps_state.get(name)
         prev = st[1] if st and st[0] == shape else None
         for e, row in enumerate(targets):
