@@ -32,13 +32,20 @@ package struct AudioSpecificConfig: Equatable, Sendable {
     package static func parse(_ bytes: [UInt8]) throws(AudioError) -> AudioSpecificConfig {
         var r = BitReader(bytes)
         do throws(Failure) {
-            return try parse(&r)
+            return try parse(&r, probingExtension: true)
         } catch {
             switch error {
             case .short: throw AudioError(.unsupportedDataFormat, "the AudioSpecificConfig (\(bytes.count) bytes) ends early")
             case .invalid(let why): throw AudioError(.unsupportedDataFormat, "AudioSpecificConfig: \(why)")
             }
         }
+    }
+
+    /// Reads a config from `r`, leaving it after the config. `syncExtension`: look for the
+    /// backward-compatible extension after the core config (only where the config's length
+    /// is known, so that the bits after it are the config's).
+    package static func parse(_ r: inout BitReader, syncExtension: Bool) throws(Failure) -> AudioSpecificConfig {
+        try parse(&r, probingExtension: syncExtension)
     }
 
     private static func bits(_ r: inout BitReader, _ n: Int) throws(Failure) -> Int {
@@ -58,7 +65,7 @@ package struct AudioSpecificConfig: Equatable, Sendable {
         return rates[index]
     }
 
-    private static func parse(_ r: inout BitReader) throws(Failure) -> AudioSpecificConfig {
+    private static func parse(_ r: inout BitReader, probingExtension: Bool) throws(Failure) -> AudioSpecificConfig {
         var type = try objectType(&r)
         let coreRate = try rate(&r)
         var channelConfiguration = try bits(&r, 4)
@@ -109,7 +116,7 @@ package struct AudioSpecificConfig: Equatable, Sendable {
         config.channels = channels
         config.channelConfiguration = channelConfiguration
         // Backward-compatible signalling (§1.6.5.2): a sync extension after the core config.
-        if parsedGA && !explicitExtension && r.bitsRemaining >= 16 {
+        if probingExtension && parsedGA && !explicitExtension && r.bitsRemaining >= 16 {
             if try bits(&r, 11) == 0x2B7 {
                 let extensionType = try objectType(&r)
                 if extensionType == 5 {
