@@ -114,6 +114,8 @@ final class AACChannelStream {
     /// intensity scale 2^(−position/4), or the noise energy 2^(energy/4)).
     var gains = [Float](repeating: 0, count: 8 * 64)
     var tns = AACTNSData()
+    /// The last stream read had pulse data.
+    private(set) var hadPulses = false
     let spectrum: UnsafeMutablePointer<Float>
     /// The quantised values, before dequantisation.
     private let quantised: UnsafeMutablePointer<Int32>
@@ -219,6 +221,7 @@ final class AACChannelStream {
                 pulses.append((offset, r.read(4)))
             }
         }
+        hadPulses = !pulses.isEmpty
         tns.present = r.bit()
         if tns.present { try readTNS(&r, t) }
         if r.bit() { throw .invalid("gain control data (AAC SSR) in a general audio stream") }

@@ -42,6 +42,10 @@ public final class AACDecoder: AudioDecoder {
     /// The core frame length.
     static let frameLength = 1024
 
+    /// What the frames decoded so far used: tests check that a fixture exercises the tool
+    /// it was made for.
+    private(set) var statistics = AACStatistics()
+
     /// SBR/PS: see ``AACExtensionDecoder``.
     var extensionDecoder: AACExtensionDecoder?
 
@@ -225,6 +229,7 @@ public final class AACDecoder: AudioDecoder {
                 previous = (id, tag)
             case 2:
                 try AACCoupling.skip(&r, tables, stream: streams.0, random: &random)
+                statistics.couplingElements += 1
                 previous = nil
             case 4:  // data_stream_element (Table 4.10)
                 _ = r.read(4)
@@ -233,8 +238,10 @@ public final class AACDecoder: AudioDecoder {
                 if count == 255 { count += r.read(8) }
                 if aligned { r.align() }
                 r.skip(count * 8)
+                statistics.dataStreamElements += 1
             case 5:  // program_config_element: the cookie's decides the layout
                 try skipProgramConfig(&r)
+                statistics.programConfigElements += 1
             case 6:  // fill_element (Table 4.11)
                 var count = r.read(4)
                 if count == 15 { count += r.read(8) - 1 }
@@ -244,6 +251,7 @@ public final class AACDecoder: AudioDecoder {
                     ext.payload(type: type, bits: r, bitCount: count * 8 - 4, after: previous)
                 }
                 r.position = start + count * 8
+                statistics.fillElements += 1
             default:  // ID_END
                 guard !r.overrun else { throw .truncated }
                 return
@@ -295,7 +303,7 @@ public final class AACDecoder: AudioDecoder {
         try b.read(&r, tables, globalGain: gainB, random: &random)
         if common {
             let bands = tables.bands(a.info)
-            if msPresent != 0 { AACStereo.midSide(a, b, mask: msMask, bands: bands) }
+            if msPresent != 0 { statistics.midSideBands += AACStereo.midSide(a, b, mask: msMask, bands: bands) }
             AACStereo.intensity(a, b, msPresent: msPresent, mask: msMask, bands: bands)
         }
         try finish(a, channel: slot?.channel)
@@ -304,6 +312,7 @@ public final class AACDecoder: AudioDecoder {
 
     /// TNS and the filter bank of one decoded channel, into its output channel.
     private func finish(_ s: AACChannelStream, channel: Int?) throws(AACDamage) {
+        statistics.count(s)
         AACTNS.apply(s, tables)
         guard let c = channel else {
             filterbank.synthesize(s, state: scratchState, into: nil)
@@ -336,6 +345,41 @@ protocol AACExtensionDecoder: AnyObject {
     func payload(type: Int, bits: AACBits, bitCount: Int, after: (kind: Int, tag: Int)?)
     /// The core's frame, planar (channel c at c × frameLength), before it is interleaved.
     func process(core: UnsafeMutablePointer<Float>, channels: Int, frameLength: Int)
+}
+
+/// Counts of what decoded frames used (channel streams, bands, filters, elements).
+struct AACStatistics: Equatable {
+    /// Channel streams by window sequence (Table 4.107's order).
+    var windowSequences = [0, 0, 0, 0]
+    var noiseBands = 0
+    var intensityBands = 0
+    /// Bands M/S was applied to.
+    var midSideBands = 0
+    var tnsFilters = 0
+    var pulseChannels = 0
+    var couplingElements = 0
+    var dataStreamElements = 0
+    var programConfigElements = 0
+    var fillElements = 0
+
+    mutating func count(_ s: AACChannelStream) {
+        windowSequences[s.info.windowSequence.rawValue] += 1
+        for g in 0..<s.info.groupCount {
+            for b in 0..<s.info.maxSFB {
+                switch s.bandTypes[g * 64 + b] {
+                case AACBandType.noise: noiseBands += 1
+                case AACBandType.intensityInPhase, AACBandType.intensityOutOfPhase: intensityBands += 1
+                default: break
+                }
+            }
+        }
+        if s.tns.present {
+            for w in 0..<s.info.windowCount {
+                for f in 0..<s.tns.filterCount[w] where s.tns.order[w * 4 + f] > 0 { tnsFilters += 1 }
+            }
+        }
+        if s.hadPulses { pulseChannels += 1 }
+    }
 }
 
 /// One output channel's state between frames.

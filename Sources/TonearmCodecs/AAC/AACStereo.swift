@@ -11,14 +11,16 @@ enum AACStereo {
     /// l = m + s, r = m − s in the bands that use M/S and are coded in both channels (not
     /// noise, not intensity), as FFmpeg does: the standard's shared noise for M/S noise bands
     /// is left out by it and by its encoder, so a decode that matches its output does too.
-    static func midSide(_ left: AACChannelStream, _ right: AACChannelStream, mask: [Bool], bands: [Int]) {
+    /// Returns the number of bands (per group) it applied to.
+    static func midSide(_ left: AACChannelStream, _ right: AACChannelStream, mask: [Bool], bands: [Int]) -> Int {
         let info = left.info
-        var window = 0
+        var window = 0, applied = 0
         for g in 0..<info.groupCount {
             let length = info.groupLength(g)
             for b in 0..<info.maxSFB where mask[g * 64 + b] {
                 let lt = left.bandTypes[g * 64 + b], rt = right.bandTypes[g * 64 + b]
                 guard lt < AACBandType.noise, rt < AACBandType.noise else { continue }
+                applied += 1
                 for w in window..<window + length {
                     let l = left.spectrum + w * 128, r = right.spectrum + w * 128
                     for k in bands[b]..<bands[b + 1] {
@@ -30,6 +32,7 @@ enum AACStereo {
             }
             window += length
         }
+        return applied
     }
 
     /// The right channel's intensity bands: the left spectrum scaled by the band's intensity
