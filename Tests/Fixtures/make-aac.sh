@@ -38,7 +38,7 @@ noise() { # seed level
 chord() { # seed r1 r2 r3 r4 (Hz, one per 0.075 s)
   local f="if(lt(t,0.075),$2,if(lt(t,0.15),$3,if(lt(t,0.225),$4,$5)))"
   printf '%s+0.12*sin(2*PI*%s*t)+0.09*sin(2*PI*%s*1.26*t)+0.08*sin(2*PI*%s*1.498*t)+0.04*sin(4*PI*%s*t)' \
-    "$(noise "$1" 0.01)" "$f" "$f" "$f" "$f"
+    "$(noise "$1" 0.003)" "$f" "$f" "$f" "$f"
 }
 MUSIC="$(chord 1234567890123 261.63 220 174.61 196)|$(chord 9876543210987 329.63 277.18 261.63 246.94)"
 click() { # seed shift
@@ -87,27 +87,23 @@ source_wav music96  "$MUSIC"     96000 19200
 source_wav clicks44 "$CASTANETS" 44100 13230
 source_wav hiss44   "$HISS"      44100 13230
 source_wav tone8    "$TONE"      8000  2400
-source_wav tone11   "$TONE"      11025 3307
 source_wav tone16   "$TONE"      16000 4800
 source_wav tone22   "$TONE"      22050 6615
 source_wav tone64   "$TONE"      64000 12800
-source_wav tone88   "$TONE"      88200 17640
 source_wav surr51   "$(surround 6)" 48000 9600 5.1
 source_wav surr71   "$(surround 8)" 48000 7200 7.1
 
 # Carriers: M4A (gapless: edit list), ADTS, LATM/LOAS, 3GP, fragmented MP4.
 enc lc_gapless_44k.m4a    music44  ""          -- -b:a 128k
-enc lc_stereo_44k.aac     music44  ""          -- -b:a 128k
 enc lc_stereo_48k.loas    music48  ""          -- -b:a 96k -aac_pns 0 -f latm
 enc lc_stereo_32k.3gp     music32  ""          -- -b:a 64k
 enc lc_stereo_24k_frag.mp4 music24 ""          -- -b:a 48k -movflags +empty_moov+default_base_moof -frag_duration 100000
-# Every scale factor band table: 8, 11.025 and 16, 22.05 and 24, 32, 44.1 and 48, 64, 88.2 and 96 kHz.
+# Every scale factor band table (8; 11.025, 12 and 16; 22.05 and 24; 32; 44.1 and 48; 64;
+# 88.2 and 96 kHz), with one rate each, and a few more.
 enc lc_mono_8k.aac        tone8    ""          -- -b:a 16k
-enc lc_mono_11k.aac       tone11   ""          -- -b:a 24k
 enc lc_mono_16k.aac       tone16   ""          -- -b:a 32k
 enc lc_mono_22k.aac       tone22   ""          -- -b:a 40k
 enc lc_mono_64k.aac       tone64   ""          -- -b:a 96k
-enc lc_mono_88k.aac       tone88   ""          -- -b:a 96k
 enc lc_stereo_96k.m4a     music96  ""          -- -b:a 192k
 # The tools, each forced on. (PNS noise is random: the seek tests take files without it,
 # the LOAS one and lowrate.)
@@ -116,10 +112,19 @@ enc lc_pns_44k.aac        hiss44   "pns"       -- -b:a 48k -aac_pns 1 -aac_is 0
 enc lc_intensity_44k.aac  music44  "intensity" -- -b:a 40k -aac_is 1 -aac_pns 0
 enc lc_ms_44k.aac         music44  "ms"        -- -b:a 96k -aac_ms 1 -aac_is 0
 enc lc_lowrate_44k.m4a    hiss44   "tns"       -- -b:a 24k -aac_tns 1 -aac_pns 0
-# Channels: 5.1 (configuration 6) and 7.1.
+# Channels: 5.1 (configuration 6) and 7.1 (configuration 7).
 enc lc_5.1_48k.m4a        surr51   ""          -- -b:a 256k
 enc lc_7.1_48k.aac        surr71   ""          -- -b:a 320k
+# A program config element (channel configuration 0) in the AudioSpecificConfig.
+enc lc_pce_5.1_48k.m4a    surr51   ""          -- -b:a 256k -aac_pce 1
 # MPEG-2 AAC LC (ADTS ID 1).
 enc mpeg2_lc_44k.aac      music44  ""          -- -b:a 128k -profile:a mpeg2_aac_low
+# AAC Main (prediction) and AAC LTP (long-term prediction): ffmpeg's experimental encoders.
+enc main_stereo_44k.aac   music44  "prediction" -- -b:a 128k -profile:a aac_main -aac_pred 1 -aac_pns 0 -strict -2
+enc main_transients_44k.aac clicks44 "prediction" -- -b:a 128k -profile:a aac_main -aac_pred 1 -aac_pns 0 -strict -2
+# ffmpeg 5.1's LTP encoder writes the object type and its syntax, but its search never
+# chose a prediction on any signal tried (tones, chords; -q:a 0.1 to 2): the stream checks
+# the LTP syntax, not the prediction itself.
+enc ltp_stereo_44k.m4a    music44  ""          -- -b:a 128k -profile:a aac_ltp -aac_ltp 1 -aac_pns 0 -strict -2
 
 du -ch "$OUT"/* | tail -n 1

@@ -27,6 +27,7 @@ final class AACDecoderTests: XCTestCase {
         var gapless: Bool
         var packets: Int
         var windowSequences: [String: Int]?
+        var channelLayout: String?
         var features: [String]
     }
 
@@ -53,8 +54,11 @@ final class AACDecoderTests: XCTestCase {
         }
     }
 
-    /// ffmpeg's interleaved samples put into the decoder's channel order.
-    static func reordered(_ x: [Float], channels: Int) -> [Float] {
+    /// ffmpeg's interleaved samples put into the decoder's channel order. ffmpeg names no
+    /// layout for a program config element's channels (the golden's `channelLayout` is
+    /// null) and keeps the elements' order, as the decoder does.
+    static func reordered(_ x: [Float], channels: Int, layout: String?) -> [Float] {
+        guard layout != nil else { return x }
         let order = aacOrder(channels: channels)
         guard order != Array(0..<channels) else { return x }
         var out = x
@@ -86,12 +90,12 @@ final class AACDecoderTests: XCTestCase {
             XCTAssertEqual(ours.count / channels, g.frames, "\(name): frames")
             if g.gapless { XCTAssertEqual(ours.count / channels, g.sourceFrames, "\(name): gapless") }
             let golden = Self.reordered(MPEGDecoderTests.floats(try MPEGDecoderTests.decode(Self.base(path) + ".golden.flac").bytes),
-                                        channels: channels)
+                                        channels: channels, layout: g.channelLayout)
             XCTAssertEqual(golden.count / channels, g.goldenFrames, name)
             rows.append((name, MPEGDecoderTests.assertAccurate(Array(ours.prefix(golden.count)), golden, channels: channels,
                                                                frames: g.goldenFrames, name)))
         }
-        XCTAssertEqual(rows.count, 20)
+        XCTAssertEqual(rows.count, 21)
         MPEGDecoderTests.report("AAC decoder against the goldens (ffmpeg's first frames)", rows)
     }
 
@@ -102,7 +106,8 @@ final class AACDecoderTests: XCTestCase {
         for path in Self.fixtures {
             let g = try Self.golden(path), name = Self.name(path)
             let (ours, channels) = try Self.decode(path)
-            let reference = Self.reordered(try Self.ffmpegF32(path, decoder: g.ffmpegDecoder), channels: channels)
+            let reference = Self.reordered(try Self.ffmpegF32(path, decoder: g.ffmpegDecoder), channels: channels,
+                                           layout: g.channelLayout)
             XCTAssertEqual(reference.count / channels, g.ffmpegFrames, "\(name): ffmpeg's frames")
             let common = min(ours.count, reference.count)
             rows.append((name, MPEGDecoderTests.assertAccurate(Array(ours.prefix(common)), Array(reference.prefix(common)),
@@ -171,25 +176,31 @@ final class AACDecoderTests: XCTestCase {
             }
             if s.windowSequences[2] > 0 { seen.insert("eightShort") }
             for feature in g.features {
-                let count = ["pns": s.noiseBands, "intensity": s.intensityBands, "ms": s.midSideBands, "tns": s.tnsFilters][feature]
+                let count = ["pns": s.noiseBands, "intensity": s.intensityBands, "ms": s.midSideBands, "tns": s.tnsFilters,
+                             "prediction": s.predictedBands, "ltp": s.longTermPredictedBands][feature]
                 XCTAssertGreaterThan(try XCTUnwrap(count, "\(name): \(feature)"), 0, "\(name): no \(feature)")
                 seen.insert(feature)
             }
         }
-        XCTAssertEqual(seen, ["eightShort", "pns", "intensity", "ms", "tns"])
+        XCTAssertEqual(seen, ["eightShort", "pns", "intensity", "ms", "tns", "prediction"])
     }
 
     // MARK: Layout
 
     func testChannelLayoutsAreAACOrder() throws {
         let cases: [(String, ChannelLayout.Tag)] = [
-            ("lc_mono_8k.aac", .mono), ("lc_stereo_44k.aac", .stereo), ("lc_5.1_48k.m4a", .mpeg5_1_D), ("lc_7.1_48k.aac", .aac7_1),
+            ("lc_mono_8k.aac", .mono), ("lc_intensity_44k.aac", .stereo), ("lc_5.1_48k.m4a", .mpeg5_1_D), ("lc_7.1_48k.aac", .aac7_1),
         ]
         for (name, tag) in cases {
             let d = try Self.decodePackets(fixturesDirectory + "/aacdec/" + name)
             XCTAssertEqual(d.outputChannelLayout?.tag, tag, name)
         }
         XCTAssertEqual(ChannelLayout(tag: .mpeg5_1_D).waveOrdered?.tag, .mpeg5_1_A)
+        // ffmpeg's program for 5.1: front L R pair and C, a side single channel (its LFE),
+        // a back pair.
+        let pce = try Self.decodePackets(fixturesDirectory + "/aacdec/lc_pce_5.1_48k.m4a")
+        XCTAssertEqual(pce.outputChannelLayout?.channelLabels,
+                       [.left, .right, .center, .centerSurround, .leftSurround, .rightSurround])
     }
 
     // MARK: Seeking
@@ -199,7 +210,7 @@ final class AACDecoderTests: XCTestCase {
     /// random, FFmpeg's generator running on from frame to frame, so after a seek a noise
     /// band holds other noise of the same energy, in Tonearm as in FFmpeg.)
     func testSeekIsSampleAccurate() throws {
-        for name in ["lc_lowrate_44k.m4a", "lc_stereo_48k.loas", "lc_intensity_44k.aac"] {
+        for name in ["lc_lowrate_44k.m4a", "lc_stereo_48k.loas", "lc_intensity_44k.aac", "main_stereo_44k.aac"] {
             let path = fixturesDirectory + "/aacdec/" + name
             let (all, channels) = try Self.decode(path)
             let f = try ExtAudioFile(path: path)
@@ -238,6 +249,42 @@ final class AACDecoderTests: XCTestCase {
         let again = try run(6..<count)
         XCTAssert(Array(again.dropFirst()) == Array(clean[7...]), "the frames after the preroll differ")
         XCTAssert(again[0] != clean[6], "the first frame after a reset lacks its overlap")
+    }
+
+    // MARK: Transforms
+
+    /// The FFT-based IMDCT (2048 and 256) and forward MDCT (AAC LTP's) against the sums
+    /// that define them (§4.6.11.3.1), on pseudo-random input.
+    func testTransformsMatchTheirDefinitions() {
+        var seed: UInt32 = 99
+        func next() -> Float {
+            seed = seed &* 1664525 &+ 1013904223
+            return Float(Int32(bitPattern: seed)) / 0x1p31
+        }
+        for n in [256, 2048] {
+            let m = n / 2, n0 = Double(n) / 4 + 0.5
+            let t = AACIMDCT(length: n, scale: 1)
+            let x = (0..<m).map { _ in next() }
+            var y = [Float](repeating: 0, count: n)
+            x.withUnsafeBufferPointer { xp in y.withUnsafeMutableBufferPointer { t.transform(xp.baseAddress!, into: $0.baseAddress!) } }
+            var worst = 0.0
+            for i in 0..<n {
+                var sum = 0.0
+                for k in 0..<m { sum += Double(x[k]) * cos(2 * Double.pi / Double(n) * (Double(i) + n0) * (Double(k) + 0.5)) }
+                worst = max(worst, abs(sum - Double(y[i])))
+            }
+            XCTAssertLessThan(worst, 1e-4 * Double(m).squareRoot(), "IMDCT \(n)")
+            let time = (0..<n).map { _ in next() }
+            var spectrum = [Float](repeating: 0, count: m)
+            time.withUnsafeBufferPointer { tp in spectrum.withUnsafeMutableBufferPointer { t.forward(tp.baseAddress!, into: $0.baseAddress!) } }
+            worst = 0
+            for k in 0..<m {
+                var sum = 0.0
+                for i in 0..<n { sum += Double(time[i]) * cos(2 * Double.pi / Double(n) * (Double(i) + n0) * (Double(k) + 0.5)) }
+                worst = max(worst, abs(sum - Double(spectrum[k])))
+            }
+            XCTAssertLessThan(worst, 1e-4 * Double(n).squareRoot(), "MDCT \(n)")
+        }
     }
 
     // MARK: Damage

@@ -35,7 +35,8 @@ struct AACICSInfo {
     /// 1 for long windows; up to 8 groups of short windows.
     var groupCount = 1
     var groupLengths: (Int, Int, Int, Int, Int, Int, Int, Int) = (1, 0, 0, 0, 0, 0, 0, 0)
-    // AAC Main (§4.6.7): predictor_data_present, the reset group and prediction_used.
+    /// predictor_data_present: AAC Main's prediction (§4.6.7: the reset group and
+    /// prediction_used follow), or AAC LTP's ltp_data_present (§4.6.8).
     var predictionPresent = false
     var predictorReset = 0
     var predictionUsed = [Bool](repeating: false, count: 41)
@@ -54,15 +55,13 @@ struct AACICSInfo {
     }
 }
 
-/// ltp_data (§4.4.2.1, Table 4.5 bis; §4.6.8): the lag, the gain and which bands use the
-/// prediction.
+/// ltp_data (§4.4.2.1; §4.6.8): the lag, the gain and which bands use the prediction.
 struct AACLTPData {
     var present = false
     var lag = 0
     var coefficient: Float = 0
-    /// Long windows: per band; short windows: per window (with its own lag offset).
-    var used = [Bool](repeating: false, count: 64)
-    var shortLagOffsets = [Int](repeating: 0, count: 8)
+    /// Per band, below ``AACLTP/maximumBands``.
+    var used = [Bool](repeating: false, count: AACLTP.maximumBands)
 }
 
 /// The tns_data of one channel (§4.4.2.1, Table 4.48): per window up to three filters,
@@ -138,6 +137,7 @@ final class AACChannelStream {
         info.windowSequence = AACWindowSequence(rawValue: r.read(2))!
         info.windowShape = r.read(1)
         info.predictionPresent = false
+        info.predictorReset = 0
         info.ltp.present = false
         if info.isShort {
             info.maxSFB = r.read(4)
@@ -168,12 +168,18 @@ final class AACChannelStream {
                 case 1:
                     // AAC Main: prediction (§4.6.7).
                     info.predictionPresent = true
-                    info.predictorReset = r.bit() ? r.read(5) : 0
-                    guard info.predictorReset <= 30 else { throw .invalid("predictor reset group \(info.predictorReset)") }
+                    if r.bit() {
+                        info.predictorReset = r.read(5)
+                        guard info.predictorReset >= 1 && info.predictorReset <= 30 else {
+                            throw .invalid("predictor reset group \(info.predictorReset)")
+                        }
+                    }
                     let n = min(info.maxSFB, t.predictionMaxBands)
                     for b in 0..<41 { info.predictionUsed[b] = b < n ? r.bit() : false }
                 case 4:
-                    if r.bit() { try readLTP(&r, t, info, into: &info.ltp) }
+                    // AAC LTP: predictor_data_present announces ltp_data_present.
+                    info.predictionPresent = true
+                    if r.bit() { readLTP(&r, info, into: &info.ltp) }
                 default:
                     throw .invalid("predictor_data_present in an object type \(t.objectType) stream")
                 }
@@ -181,24 +187,14 @@ final class AACChannelStream {
         }
     }
 
-    /// ltp_data (Table 4.5 bis, §4.6.8.2). The caller has read ltp_data_present.
-    static func readLTP(_ r: inout AACBits, _ t: AACStreamTables, _ info: AACICSInfo, into ltp: inout AACLTPData) throws(AACDamage) {
+    /// ltp_data (§4.4.2.1; §4.6.8.2) of a long-window frame (ics_info carries no
+    /// predictor data in eight-short frames). The caller has read ltp_data_present.
+    static func readLTP(_ r: inout AACBits, _ info: AACICSInfo, into ltp: inout AACLTPData) {
         ltp.present = true
         ltp.lag = r.read(11)
         ltp.coefficient = AACLTP.coefficients[r.read(3)]
-        if info.isShort {
-            for w in 0..<8 {
-                ltp.used[w] = r.bit()
-                ltp.shortLagOffsets[w] = 0
-                if ltp.used[w], r.bit() {
-                    ltp.shortLagOffsets[w] = r.read(4)
-                }
-            }
-        } else {
-            let n = min(info.maxSFB, 40)  // MAX_LTP_LONG_SFB
-            for b in 0..<64 { ltp.used[b] = b < n ? r.bit() : false }
-        }
-        guard ltp.lag <= 2047 else { throw .invalid("LTP lag \(ltp.lag)") }
+        let n = min(info.maxSFB, AACLTP.maximumBands)
+        for b in 0..<AACLTP.maximumBands { ltp.used[b] = b < n ? r.bit() : false }
     }
 
     /// The rest of an individual_channel_stream after ics_info: section data, scale factors,

@@ -1,7 +1,7 @@
 import TonearmCore
 
 /// AAC: the general audio coder of MPEG-4 (ISO/IEC 14496-3 subpart 4) and MPEG-2
-/// (13818-7), object types AAC LC (2), decoded natively to Float32 (or Int16 and Int32 by
+/// (13818-7), object types AAC Main (1), LC (2) and LTP (4), decoded natively to Float32 (or Int16 and Int32 by
 /// rounding, as FFmpeg's float decoder and its conversions do).
 ///
 /// The decoder is configured by the AudioSpecificConfig, the magic cookie every container
@@ -29,8 +29,11 @@ public final class AACDecoder: AudioDecoder {
     public let outputFormat: StreamDescription
     /// 1024: one core frame. (An SBR decoder doubles it to 2048.)
     public let maximumFramesPerPacket: Int
-    /// The IMDCT overlap reaches one frame back.
-    public let seekPrerollPackets = 1
+    /// LC: the IMDCT overlap reaches one frame back. Main: its predictors learn from every
+    /// frame, and the encoder resets each of them within 30 frames (a reset group a frame).
+    /// LTP: the prediction reads the last two frames' output (and so on back: frames
+    /// before the preroll still leave a trace where the prediction reaches them).
+    public let seekPrerollPackets: Int
     public private(set) var concealedPackets = 0
     public var outputChannelLayout: ChannelLayout? { channelMap.layout }
 
@@ -51,7 +54,9 @@ public final class AACDecoder: AudioDecoder {
 
     /// Per output channel: overlap and window state; one more for elements nobody hears.
     private var states: [AACChannelState]
-    private let scratchState = AACChannelState()
+    private let scratchState: AACChannelState
+    /// The output of elements the configuration has no place for (dropped).
+    private let scratchPCM: UnsafeMutablePointer<Float>
     private let streams = (AACChannelStream(), AACChannelStream())
     private var msMask = [Bool](repeating: false, count: 8 * 64)
     /// The PNS generator, kept across frames and channels as FFmpeg keeps it.
@@ -72,8 +77,9 @@ public final class AACDecoder: AudioDecoder {
             throw AudioError(.unsupportedDataFormat, "AAC needs its AudioSpecificConfig as the magic cookie")
         }
         let asc = try AudioSpecificConfig.parse(cookie)
-        guard asc.objectType == 2 else {
-            throw AudioError(.unsupportedDataFormat, "MPEG-4 audio object type \(asc.objectType) is not decoded (AAC LC is)")
+        guard [1, 2, 4].contains(asc.objectType) else {
+            throw AudioError(.unsupportedDataFormat,
+                             "MPEG-4 audio object type \(asc.objectType) is not decoded (AAC Main, LC and LTP are)")
         }
         guard asc.frameLength == 1024 else {
             throw AudioError(.unsupportedDataFormat, "AAC with \(asc.frameLength)-sample frames is not decoded")
@@ -101,13 +107,16 @@ public final class AACDecoder: AudioDecoder {
         tables = AACStreamTables(samplingIndex: AACTables.samplingIndex(asc.sampleRate), objectType: asc.objectType)
         sampleFormat = output
         maximumFramesPerPacket = Self.frameLength
+        seekPrerollPackets = asc.objectType == 1 ? 31 : asc.objectType == 4 ? 3 : 1
         var f = format
         f.framesPerPacket = UInt32(Self.frameLength)
         f.sampleRate = asc.sampleRate
         f.channelsPerFrame = UInt32(channels)
         inputFormat = f
         outputFormat = .decoderOutput(output, sampleRate: asc.sampleRate, channels: UInt32(channels))
-        states = (0..<channels).map { _ in AACChannelState() }
+        states = (0..<channels).map { _ in AACChannelState(objectType: asc.objectType) }
+        scratchState = AACChannelState(objectType: asc.objectType)
+        scratchPCM = .allocate(capacity: Self.frameLength)
         decodedChannels = [Bool](repeating: false, count: channels)
         pcm = .allocate(capacity: channels * Self.frameLength)
         pcm.initialize(repeating: 0, count: channels * Self.frameLength)
@@ -118,6 +127,7 @@ public final class AACDecoder: AudioDecoder {
     deinit {
         pcm.deallocate()
         packet.deallocate()
+        scratchPCM.deallocate()
     }
 
     static func make(_ format: StreamDescription, _ cookie: [UInt8]?, _ output: PCMBuffer.CommonFormat) throws(AudioError) -> AudioDecoder? {
@@ -169,7 +179,9 @@ public final class AACDecoder: AudioDecoder {
         }
         // Channels the frame did not carry (or all, when it was damaged) fade out.
         for c in 0..<channels where !decodedChannels[c] {
-            filterbank.silence(states[c], into: pcm + c * Self.frameLength)
+            let st = states[c], out = pcm + c * Self.frameLength
+            filterbank.silence(st, into: out)
+            if let history = st.ltpHistory { AACLTP.update(history: history, output: out, overlap: st.overlap) }
         }
         extensionDecoder?.process(core: pcm, channels: channels, frameLength: Self.frameLength)
     }
@@ -280,6 +292,7 @@ public final class AACDecoder: AudioDecoder {
         let gain = r.read(8)
         try AACChannelStream.readInfo(&r, tables, into: &s.info)
         try s.read(&r, tables, globalGain: gain, random: &random)
+        predict(s, channel: slot?.channel)
         try finish(s, channel: slot?.channel)
     }
 
@@ -290,10 +303,15 @@ public final class AACDecoder: AudioDecoder {
         var msPresent = 0
         if common {
             try AACChannelStream.readInfo(&r, tables, into: &a.info)
+            b.info = a.info
+            if tables.objectType == 4 && a.info.predictionPresent {
+                // AAC LTP: the second channel's ltp_data_present and ltp_data.
+                b.info.ltp.present = false
+                if r.bit() { AACChannelStream.readLTP(&r, b.info, into: &b.info.ltp) }
+            }
             msPresent = r.read(2)
             guard msPresent != 3 else { throw .invalid("ms_mask_present 3") }
             AACStereo.readMask(&r, present: msPresent, info: a.info, into: &msMask)
-            b.info = a.info
         }
         let gainA = r.read(8)
         if !common { try AACChannelStream.readInfo(&r, tables, into: &a.info) }
@@ -301,26 +319,39 @@ public final class AACDecoder: AudioDecoder {
         let gainB = r.read(8)
         if !common { try AACChannelStream.readInfo(&r, tables, into: &b.info) }
         try b.read(&r, tables, globalGain: gainB, random: &random)
-        if common {
-            let bands = tables.bands(a.info)
-            if msPresent != 0 { statistics.midSideBands += AACStereo.midSide(a, b, mask: msMask, bands: bands) }
-            AACStereo.intensity(a, b, msPresent: msPresent, mask: msMask, bands: bands)
-        }
+        let bands = tables.bands(a.info)
+        if common && msPresent != 0 { statistics.midSideBands += AACStereo.midSide(a, b, mask: msMask, bands: bands) }
+        // AAC Main predicts after M/S and before intensity stereo (§4.6.7.1).
+        predict(a, channel: slot?.channel)
+        predict(b, channel: slot.map { $0.channel + 1 })
+        if common { AACStereo.intensity(a, b, msPresent: msPresent, mask: msMask, bands: bands) }
         try finish(a, channel: slot?.channel)
         try finish(b, channel: slot.map { $0.channel + 1 })
     }
 
-    /// TNS and the filter bank of one decoded channel, into its output channel.
+    private func state(_ channel: Int?) -> AACChannelState { channel.map { states[$0] } ?? scratchState }
+
+    /// AAC Main's prediction for one channel.
+    private func predict(_ s: AACChannelStream, channel: Int?) {
+        guard tables.objectType == 1, let predictors = state(channel).predictors else { return }
+        AACPrediction.apply(s, state: predictors, tables: tables)
+    }
+
+    /// LTP, TNS and the filter bank of one decoded channel, into its output channel.
     private func finish(_ s: AACChannelStream, channel: Int?) throws(AACDamage) {
         statistics.count(s)
-        AACTNS.apply(s, tables)
-        guard let c = channel else {
-            filterbank.synthesize(s, state: scratchState, into: nil)
-            return
+        if let c = channel {
+            guard !decodedChannels[c] else { throw .invalid("channel \(c) twice in one frame") }
+            decodedChannels[c] = true
         }
-        guard !decodedChannels[c] else { throw .invalid("channel \(c) twice in one frame") }
-        decodedChannels[c] = true
-        filterbank.synthesize(s, state: states[c], into: pcm + c * Self.frameLength)
+        let st = state(channel)
+        let out = channel.map { pcm + $0 * Self.frameLength } ?? scratchPCM
+        if let history = st.ltpHistory {
+            AACLTP.apply(s, history: history, previousShape: st.previousShape, filterbank: filterbank, tables: tables)
+        }
+        AACTNS.apply(s, tables)
+        filterbank.synthesize(s, state: st, into: out)
+        if let history = st.ltpHistory { AACLTP.update(history: history, output: out, overlap: st.overlap) }
     }
 
     private func emit<S: DecodedSample>(_ frames: Int, into w: SampleWriter<S>) {
@@ -357,6 +388,9 @@ struct AACStatistics: Equatable {
     var midSideBands = 0
     var tnsFilters = 0
     var pulseChannels = 0
+    /// AAC Main: bands whose predictor output is used; AAC LTP: bands predicted.
+    var predictedBands = 0
+    var longTermPredictedBands = 0
     var couplingElements = 0
     var dataStreamElements = 0
     var programConfigElements = 0
@@ -379,6 +413,8 @@ struct AACStatistics: Equatable {
             }
         }
         if s.hadPulses { pulseChannels += 1 }
+        if s.info.predictionPresent { predictedBands += s.info.predictionUsed.filter { $0 }.count }
+        if s.info.ltp.present { longTermPredictedBands += s.info.ltp.used.filter { $0 }.count }
     }
 }
 
@@ -389,16 +425,29 @@ final class AACChannelState {
     /// The window shape of the last frame (its right half's), which the next frame's left
     /// half uses (§4.6.11.3.2).
     var previousShape = 0
+    /// AAC Main: the 672 predictors (``AACPrediction``).
+    let predictors: UnsafeMutablePointer<Float>?
+    /// AAC LTP: two frames of output and the pending overlap, 3072 samples (``AACLTP``).
+    let ltpHistory: UnsafeMutablePointer<Float>?
 
-    init() {
+    init(objectType: Int) {
         overlap = .allocate(capacity: 1024)
         overlap.initialize(repeating: 0, count: 1024)
+        predictors = objectType == 1 ? .allocate(capacity: AACPrediction.lines * AACPrediction.stride) : nil
+        ltpHistory = objectType == 4 ? .allocate(capacity: 3072) : nil
+        reset()
     }
 
-    deinit { overlap.deallocate() }
+    deinit {
+        overlap.deallocate()
+        predictors?.deallocate()
+        ltpHistory?.deallocate()
+    }
 
     func reset() {
         overlap.update(repeating: 0, count: 1024)
         previousShape = 0
+        if let predictors { AACPrediction.reset(predictors) }
+        ltpHistory?.update(repeating: 0, count: 3072)
     }
 }

@@ -99,6 +99,26 @@ final class AACIMDCT {
 
     /// `length / 2` coefficients in, `length` samples out.
     func transform(_ x: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>) {
+        dctIV(x)
+        // Unfold the DCT-IV u into the N samples of the IMDCT.
+        let n = length, q = n / 4
+        for i in 0..<q { y[i] = dct[q &+ i] }
+        for i in q..<3 &* q { y[i] = -dct[3 &* q &- 1 &- i] }
+        for i in 3 &* q..<n { y[i] = -dct[i &- 3 &* q] }
+    }
+
+    /// The forward MDCT, X[k] = scale · Σ_n x[n]·cos(2π/N·(n + n₀)(k + ½)): `length` samples
+    /// in, folded into a DCT-IV, `length / 2` coefficients out (AAC LTP's §4.6.8.3).
+    func forward(_ x: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>) {
+        let n = length, m = n / 2, q = n / 4
+        for i in 0..<m / 2 { out[i] = -x[3 &* q &- 1 &- i] - x[3 &* q &+ i] }
+        for i in m / 2..<m { out[i] = x[i &- q] - x[3 &* q &- 1 &- i] }
+        dctIV(out)
+        out.update(from: dct, count: m)
+    }
+
+    /// u[n] = scale · Σ_k X[k]·cos(π/M·(n + ½)(k + ½)), M = length / 2, into `dct`.
+    private func dctIV(_ x: UnsafePointer<Float>) {
         let n = length, m = n / 2, h = n / 4
         preRe.withUnsafeBufferPointer { pr in
             preIm.withUnsafeBufferPointer { pi in
@@ -121,11 +141,6 @@ final class AACIMDCT {
                 }
             }
         }
-        // Unfold the DCT-IV u into the N samples of the IMDCT.
-        let q = n / 4
-        for i in 0..<q { y[i] = dct[q &+ i] }
-        for i in q..<3 &* q { y[i] = -dct[3 &* q &- 1 &- i] }
-        for i in 3 &* q..<n { y[i] = -dct[i &- 3 &* q] }
     }
 }
 
@@ -175,6 +190,11 @@ final class AACFilterbank {
     /// Scaled by 2/N as §4.6.11.3.1, and by 2^-15: the standard's output is 16-bit full scale.
     private let long = AACIMDCT(length: 2048, scale: 2.0 / 2048 / 32768)
     private let short = AACIMDCT(length: 256, scale: 2.0 / 256 / 32768)
+    /// AAC LTP's forward MDCT: 2·Σ (§4.6.8.3), in the spectrum's 16-bit scale.
+    private lazy var ltpMDCT = AACIMDCT(length: 2048, scale: 2 * 32768)
+    /// AAC LTP's predicted signal (2048 samples) and spectrum (1024).
+    let ltpTime: UnsafeMutablePointer<Float> = .allocate(capacity: 2048)
+    let ltpSpectrum: UnsafeMutablePointer<Float> = .allocate(capacity: 1024)
     /// One frame's windowed IMDCT output, 2048 samples.
     private let buffer: UnsafeMutablePointer<Float>
     private let shortBuffer: UnsafeMutablePointer<Float>
@@ -189,10 +209,45 @@ final class AACFilterbank {
     deinit {
         buffer.deallocate()
         shortBuffer.deallocate()
+        ltpTime.deallocate()
+        ltpSpectrum.deallocate()
     }
 
-    /// One channel's frame: 1024 samples into `out` (none when nil: the state still moves on).
-    func synthesize(_ s: AACChannelStream, state: AACChannelState, into out: UnsafeMutablePointer<Float>?) {
+    /// Windows 2048 samples as a long-window frame of `sequence` would be (the left half
+    /// with the previous shape), and takes them to the frequency domain: AAC LTP.
+    func analyse(_ x: UnsafeMutablePointer<Float>, sequence: AACWindowSequence, shape: Int, previousShape: Int,
+                 into out: UnsafeMutablePointer<Float>)
+    {
+        window(x, sequence: sequence, shape: shape, previous: previousShape)
+        ltpMDCT.forward(x, into: out)
+    }
+
+    /// The windows of a long-window frame, in place over its 2048 samples.
+    private func window(_ b: UnsafeMutablePointer<Float>, sequence: AACWindowSequence, shape: Int, previous: Int) {
+        if sequence == .longStop {
+            b.update(repeating: 0, count: 448)
+            AACWindows.short(previous).withUnsafeBufferPointer { l in
+                for n in 0..<128 { b[448 + n] *= l[n] }
+            }
+        } else {
+            AACWindows.long(previous).withUnsafeBufferPointer { l in
+                for n in 0..<1024 { b[n] *= l[n] }
+            }
+        }
+        if sequence == .longStart {
+            AACWindows.short(shape).withUnsafeBufferPointer { r in
+                for n in 0..<128 { b[1472 + n] *= r[127 - n] }
+            }
+            (b + 1600).update(repeating: 0, count: 448)
+        } else {
+            AACWindows.long(shape).withUnsafeBufferPointer { r in
+                for n in 0..<1024 { b[1024 + n] *= r[1023 - n] }
+            }
+        }
+    }
+
+    /// One channel's frame: 1024 samples into `out`.
+    func synthesize(_ s: AACChannelStream, state: AACChannelState, into out: UnsafeMutablePointer<Float>) {
         let info = s.info
         let shape = info.windowShape, previous = state.previousShape
         let b = buffer
@@ -215,30 +270,9 @@ final class AACFilterbank {
             }
         case .onlyLong, .longStart, .longStop:
             long.transform(s.spectrum, into: b)
-            if info.windowSequence == .longStop {
-                b.update(repeating: 0, count: 448)
-                AACWindows.short(previous).withUnsafeBufferPointer { l in
-                    for n in 0..<128 { b[448 + n] *= l[n] }
-                }
-            } else {
-                AACWindows.long(previous).withUnsafeBufferPointer { l in
-                    for n in 0..<1024 { b[n] *= l[n] }
-                }
-            }
-            if info.windowSequence == .longStart {
-                AACWindows.short(shape).withUnsafeBufferPointer { r in
-                    for n in 0..<128 { b[1472 + n] *= r[127 - n] }
-                }
-                (b + 1600).update(repeating: 0, count: 448)
-            } else {
-                AACWindows.long(shape).withUnsafeBufferPointer { r in
-                    for n in 0..<1024 { b[1024 + n] *= r[1023 - n] }
-                }
-            }
+            window(b, sequence: info.windowSequence, shape: shape, previous: previous)
         }
-        if let out {
-            for n in 0..<1024 { out[n] = state.overlap[n] + b[n] }
-        }
+        for n in 0..<1024 { out[n] = state.overlap[n] + b[n] }
         state.overlap.update(from: b + 1024, count: 1024)
         state.previousShape = shape
     }

@@ -59,9 +59,14 @@ enum AACStereo {
     }
 }
 
-/// Temporal noise shaping (§4.6.9.3): an all-pole filter run over parts of the spectrum.
+/// Temporal noise shaping (§4.6.9.3): an all-pole filter run over parts of the spectrum,
+/// or its inverse (the encoder's all-zero filter) for AAC LTP's predicted spectrum.
 enum AACTNS {
     static func apply(_ s: AACChannelStream, _ t: AACStreamTables) {
+        apply(s, t, to: s.spectrum, analysis: false)
+    }
+
+    static func apply(_ s: AACChannelStream, _ t: AACStreamTables, to spectrum: UnsafeMutablePointer<Float>, analysis: Bool) {
         guard s.tns.present else { return }
         let info = s.info
         let bands = t.bands(info)
@@ -78,18 +83,24 @@ enum AACTNS {
                 guard order > 0 else { continue }
                 let start = bands[min(bottom, maxBands)], end = bands[min(top, maxBands)]
                 guard end > start else { continue }
-                let x = s.spectrum + w * 128
+                let x = spectrum + w * 128
                 var i = s.tns.downward[k] ? end - 1 : start
                 let step = s.tns.downward[k] ? -1 : 1
                 for j in 0..<order { state[j] = 0 }
                 s.tns.lpc.withUnsafeBufferPointer { a in
                     let lpc = a.baseAddress! + k * 20
                     for _ in start..<end {
-                        var y = x[i]
-                        for j in 0..<order { y -= lpc[j] * state[j] }
+                        let input = x[i]
+                        var y = input
+                        // Decoding: y = x − Σ a·y (past outputs); analysis: y = x + Σ a·x (past inputs).
+                        if analysis {
+                            for j in 0..<order { y += lpc[j] * state[j] }
+                        } else {
+                            for j in 0..<order { y -= lpc[j] * state[j] }
+                        }
                         var j = order - 1
                         while j > 0 { state[j] = state[j - 1]; j -= 1 }
-                        state[0] = y
+                        state[0] = analysis ? input : y
                         x[i] = y
                         i += step
                     }

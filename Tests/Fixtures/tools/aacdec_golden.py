@@ -20,7 +20,7 @@ The oracle is ffmpeg's float AAC decoder, `ffmpeg -v error -c:a aac -i FILE -f f
 - `features`: what the encode was made to exercise (PNS, intensity, M/S, TNS): the
   decoder tests check its statistics show each of them.
 
-The golden PCM is ffmpeg's first 16384 samples (all, if fewer) rounded to 24 bits and
+The golden PCM is ffmpeg's first 16384 samples (all the frames Tonearm gives, if fewer) rounded to 24 bits and
 stored as FLAC (flac 1.4, raw input); its rounding (≤ 2^-24) is far below the tolerance.
 A sample outside [-1, 1) would clip: the script refuses.
 """
@@ -102,7 +102,7 @@ def main():
             if s:
                 sequences[s] = sequences.get(s, 0) + 1
         sequences = dict(sorted(sequences.items()))
-    n = min(ffmpeg_frames, GOLDEN_SAMPLES // channels)
+    n = min(frames, ffmpeg_frames, GOLDEN_SAMPLES // channels)
     samples = struct.unpack("<%df" % (n * channels), pcm[:n * channels * 4])
     ints = [round(s * (1 << 23)) for s in samples]
     if any(v < -(1 << 23) or v >= 1 << 23 for v in ints):
