@@ -175,6 +175,8 @@ extension SBRDecoder {
         let maxGain = limiterGain[header?.limiterGains ?? 2]
         for l in 0..<envelopes {
             let row = l * 64
+            // Bands past the last limiter band (above the last patch) stay silent.
+            for p in [s.gain, s.noiseLevel, s.sineLevel] { (p + row).update(repeating: 0, count: 64) }
             let noisy: Float = l == c.transient || l == c.previousTransient ? 0 : 1
             for b in 0..<t.limiterCount {
                 let lo = t.limiter[b] - kx, hiBand = t.limiter[b + 1] - kx

@@ -40,7 +40,8 @@ extension SBRDecoder {
             let stored = r.read(10)
             guard !r.overrun, Self.crc10(r, count: r.bitsLeft) == stored else { throw .crc }
         }
-        if r.bit() {
+        headerInPayload = r.bit()
+        if headerInPayload {
             let h = SBRHeader(&r)
             guard !r.overrun else { throw .truncated }
             try apply(h)

@@ -55,6 +55,8 @@ final class SBRDecoder {
     /// The PS payload of the last frame (EXTENSION_ID_PS), MSB first, for a PS decoder.
     var psBytes = [UInt8](repeating: 0, count: 270)
     var psBitCount = 0
+    /// Whether the last payload carried a header.
+    var headerInPayload = false
     /// Why the last payload was refused, nil when it was read.
     private(set) var lastError: SBRPayloadError?
 
@@ -79,6 +81,7 @@ final class SBRDecoder {
     @discardableResult
     func parse(_ base: UnsafePointer<UInt8>, bitPosition: Int, bitCount: Int, crc: Bool, elementIsPair: Bool) -> Bool {
         reset = false
+        headerInPayload = false
         previousKx = kx
         previousM = m
         pushed = true
