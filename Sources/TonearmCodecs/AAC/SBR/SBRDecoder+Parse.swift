@@ -71,6 +71,8 @@ extension SBRDecoder {
             reset = true
             kx = t.kx
             m = t.m
+            // A reset starts the noise table afresh (f_IndexNoise = 0, §4.6.18.7.5).
+            for c in channels { c.noiseIndex = 0 }
         } else if let t = tables, old!.limiterBands != h.limiterBands {
             tables = t.withLimiterBands(h.limiterBands)
         }
