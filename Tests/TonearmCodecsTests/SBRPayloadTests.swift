@@ -252,6 +252,34 @@ final class SBRPayloadTests: XCTestCase {
         XCTAssertEqual([d.kx, d.m], [32, 0])
     }
 
+    /// After ``SBRDecoder/resetState()`` (a seek) the decoder gives what a new one gives.
+    func testResetStateIsAFreshDecoder() {
+        let core = (0..<1024).map { Float(sin(Double($0) * 0.05)) * 0.3 }
+        func run(_ d: SBRDecoder) -> [Float] {
+            var out = [Float](repeating: 0, count: 2048 * 3)
+            XCTAssertTrue(parse(d, singlePayload()))
+            core.withUnsafeBufferPointer { i in
+                out.withUnsafeMutableBufferPointer { o in
+                    for f in 0..<3 {
+                        if f > 0 {
+                            // The same payload each frame: its first envelope and noise floor are
+                            // frequency coded, so it reads the same whatever came before.
+                            XCTAssertTrue(parse(d, singlePayload()))
+                        }
+                        d.process(channel: 0, core: i.baseAddress!, output: o.baseAddress! + 2048 * f)
+                    }
+                }
+            }
+            return out
+        }
+        let used = SBRDecoder(outputSampleRate: 44100, channels: 1)
+        let first = run(used)
+        XCTAssertGreaterThan(first.map(abs).max()!, 0.1)
+        used.resetState()
+        XCTAssertEqual(run(used), first)
+        XCTAssertEqual(run(SBRDecoder(outputSampleRate: 44100, channels: 1)), first)
+    }
+
     /// Random and mutated payloads, each followed by a frame: no trap, finite output.
     func testArbitraryPayloadsNeverTrap() {
         var seed: UInt64 = 0x5EED

@@ -233,6 +233,9 @@ final class SBRScratch {
     let gain: UnsafeMutablePointer<Float>
     let noiseLevel: UnsafeMutablePointer<Float>
     let sineLevel: UnsafeMutablePointer<Float>
+    /// One slot's smoothed gains and noise levels.
+    let filteredGain: UnsafeMutablePointer<Float>
+    let filteredNoise: UnsafeMutablePointer<Float>
     /// S_IndexMapped (row l + 1 for envelope l; row 0 is the previous frame's) and S_Mapped.
     var sineIndexMapped = [Bool](repeating: false, count: 6 * 64)
     var sineMapped = [Bool](repeating: false, count: 5 * 64)
@@ -250,8 +253,9 @@ final class SBRScratch {
         synthesisReal = buffer(64); synthesisImag = buffer(64)
         origMapped = buffer(5 * 64); noiseMapped = buffer(5 * 64); current = buffer(5 * 64)
         gain = buffer(5 * 64); noiseLevel = buffer(5 * 64); sineLevel = buffer(5 * 64)
+        filteredGain = buffer(64); filteredNoise = buffer(64)
         all = [lowReal, lowImag, highReal, highImag, alpha0, alpha1, synthesisReal, synthesisImag,
-               origMapped, noiseMapped, current, gain, noiseLevel, sineLevel]
+               origMapped, noiseMapped, current, gain, noiseLevel, sineLevel, filteredGain, filteredNoise]
     }
 
     deinit { for p in all { p.deallocate() } }
