@@ -17,9 +17,7 @@ extension SBRDecoder {
         // φ(i, j) = Σ_{n<38} X(n + 2 − i)·X*(n + 2 − j).
         for k in 0..<min(t.k0, 32) {
             let r = xr + k * 40, q = xi + k * 40
-            var r01r: Float = 0, r01i: Float = 0, r02r: Float = 0, r02i: Float = 0
-            var r11: Float = 0, r12r: Float = 0, r12i: Float = 0, r22: Float = 0
-            // Sums over 1…37 shared by the terms, then the ends each term adds.
+            // The sums over n = 1…37 that the terms share, then each term's ends.
             var e = Float(0), cr = Float(0), ci = Float(0)
             for n in 1..<38 {
                 e += r[n] * r[n] + q[n] * q[n]
@@ -27,12 +25,13 @@ extension SBRDecoder {
                 cr += r[n + 1] * r[n] + q[n + 1] * q[n]
                 ci += q[n + 1] * r[n] - r[n + 1] * q[n]
             }
-            r11 = e + r[38] * r[38] + q[38] * q[38]
-            r22 = e + r[0] * r[0] + q[0] * q[0]
-            r12r = cr + r[1] * r[0] + q[1] * q[0]
-            r12i = ci + q[1] * r[0] - r[1] * q[0]
-            r01r = cr + r[39] * r[38] + q[39] * q[38]
-            r01i = ci + q[39] * r[38] - r[39] * q[38]
+            let r11 = e + r[38] * r[38] + q[38] * q[38]
+            let r22 = e + r[0] * r[0] + q[0] * q[0]
+            let r12r = cr + r[1] * r[0] + q[1] * q[0]
+            let r12i = ci + q[1] * r[0] - r[1] * q[0]
+            let r01r = cr + r[39] * r[38] + q[39] * q[38]
+            let r01i = ci + q[39] * r[38] - r[39] * q[38]
+            var r02r: Float = 0, r02i: Float = 0
             for n in 0..<38 {
                 r02r += r[n + 2] * r[n] + q[n + 2] * q[n]
                 r02i += q[n + 2] * r[n] - r[n + 2] * q[n]

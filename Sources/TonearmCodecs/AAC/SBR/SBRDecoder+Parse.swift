@@ -314,8 +314,8 @@ extension SBRDecoder {
         }
     }
 
-    /// bs_extended_data: the payloads after sbr_data, each with a 2-bit bs_extension_id.
-    /// Parametric stereo's (EXTENSION_ID_PS, 2) are kept for a PS decoder; others are skipped.
+    /// bs_extended_data: what follows sbr_data, behind a 2-bit bs_extension_id. Parametric
+    /// stereo's (EXTENSION_ID_PS, 2) is kept for a PS decoder; others are skipped.
     private func readExtendedData(_ r: inout SBRBits) throws(SBRPayloadError) {
         psBitCount = 0
         guard r.bit() else { return }
@@ -323,11 +323,11 @@ extension SBRDecoder {
         if size == 15 { size += r.read(8) }
         var left = 8 * size
         guard left <= r.bitsLeft else { throw .truncated }
-        while left > 7 {
+        // One extension fills the rest (a reader stops when fewer than 8 bits are left).
+        if left > 7 {
             let id = r.read(2)
             left -= 2
             if id == Self.extensionPS {
-                // The PS payload runs to the end of the extended data; keep all of it.
                 psBitCount = left
                 var i = 0
                 while left > 0 {
@@ -336,9 +336,6 @@ extension SBRDecoder {
                     i += 1
                     left -= n
                 }
-            } else {
-                r.skip(left)
-                left = 0
             }
         }
         r.skip(left)

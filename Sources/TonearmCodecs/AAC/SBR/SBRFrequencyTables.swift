@@ -34,8 +34,8 @@ struct SBRFrequencyTables: Equatable, Sendable {
     let patchStart: [Int]
     let patchCount: [Int]
 
-    /// The SBR sampling rate bands above which k0 and k2 are counted (§4.6.18.3.2.1):
-    /// startMin and stopMin in QMF bands, rounded as NINT(f × 128 / fs).
+    /// startMin and stopMin (§4.6.18.3.2.1), the QMF bands k0 and k2 are counted from:
+    /// 3/6 kHz, 4/8 kHz or 5/10 kHz by SBR sampling rate, as NINT(f × 128 / fs).
     static func minimumBands(outputRate fs: Int) -> (start: Int, stop: Int) {
         let (start, stop): (Int, Int)
         if fs < 32000 {
@@ -49,7 +49,7 @@ struct SBRFrequencyTables: Equatable, Sendable {
     }
 
     /// The offsets of k0 from startMin for bs_start_freq 0…15, by SBR sampling rate
-    /// (§4.6.18.3.2.1, Table 4.82's rows); nil for a rate the standard does not list.
+    /// (§4.6.18.3.2.1); nil for a rate the standard does not list.
     static func startOffsets(outputRate fs: Int) -> [Int]? {
         switch fs {
         case 16000: return [-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7]

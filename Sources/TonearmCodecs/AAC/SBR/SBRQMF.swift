@@ -13,8 +13,8 @@ import Foundation
 /// reference the tests hold the fast paths to) and a fast one through one complex FFT
 /// (``analyze``, ``synthesize``): 64 points for the analysis, 128 for the synthesis.
 final class SBRAnalysisFilterbank {
-    /// The 320 newest input samples, newest first (x[0]), kept twice in a row so a slot's
-    /// window reads one contiguous run: `x` points into the second copy's current start.
+    /// x, the 320 newest input samples, newest first, in a longer buffer that it slides down
+    /// through, so the shift by 32 per slot is a pointer move, with one copy every 64 slots.
     private let history: UnsafeMutablePointer<Float>
     private var offset = 0
     private static let historyLength = 320 + 32 * 64
