@@ -91,9 +91,9 @@ final class SBRFrequencyTableTests: XCTestCase {
         XCTAssertNil(SBRFrequencyTables(header: SBRHeader(startFrequency: 15, stopFrequency: 15), outputRate: 48000))
         // k0 8, k2 16: 10 bands per octave over one octave of 8 QMF bands leaves bands of width 0.
         XCTAssertNil(SBRFrequencyTables(header: SBRHeader(startFrequency: 0, stopFrequency: 14), outputRate: 44100))
-        // A crossover band past the master table (N_Master 4).
+        // A crossover band past the master table (k0 18, k2 23: N_Master 2 at 8 bands per octave).
         let h = SBRHeader(startFrequency: 9, stopFrequency: 0, crossoverBand: 7, frequencyScale: 3, alterScale: 0)
-        XCTAssertNotNil(SBRFrequencyTables(header: SBRHeader(startFrequency: 9, stopFrequency: 0, frequencyScale: 3, alterScale: 0), outputRate: 44100))
+        XCTAssertEqual(SBRFrequencyTables(header: SBRHeader(startFrequency: 9, stopFrequency: 0, crossoverBand: 1, frequencyScale: 3, alterScale: 0), outputRate: 44100)?.master, [18, 20, 23])
         XCTAssertNil(SBRFrequencyTables(header: h, outputRate: 44100))
         // An output rate the start tables do not list.
         XCTAssertNil(SBRFrequencyTables(header: SBRHeader(startFrequency: 5, stopFrequency: 9), outputRate: 44000))

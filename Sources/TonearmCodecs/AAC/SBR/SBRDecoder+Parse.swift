@@ -249,12 +249,11 @@ extension SBRDecoder {
         case (_, false): (timeCode, frequencyCode, startBits) = (.envelope30Time, .envelope30Frequency, 6)
         case (_, true): (timeCode, frequencyCode, startBits) = (.balance30Time, .balance30Frequency, 5)
         }
-        let counts = [t.lowCount, t.highCount]
         let odd = t.highCount & 1
         for l in 0..<c.envelopeCount {
             let res = c.resolution[l + 1], previousRes = c.resolution[l]
             let row = (l + 1) * 64, previousRow = l * 64
-            let n = counts[res]
+            let n = res == 1 ? t.highCount : t.lowCount
             if c.deltaTimeEnvelope[l] {
                 for k in 0..<n {
                     // The previous envelope's band that holds this one's start.
@@ -346,13 +345,12 @@ extension SBRDecoder {
     /// balances (centred on 12 at 3.0 dB, 24 at 1.5 dB) give left and right.
     func dequantize() {
         guard let t = tables else { return }
-        let counts = [t.lowCount, t.highCount]
         if coupling && channels.count == 2 {
             let c0 = channels[0], c1 = channels[1]
             let alpha: Float = c0.ampRes == 1 ? 1 : 0.5
             let pan: Float = c0.ampRes == 1 ? 12 : 24
             for l in 0..<c0.envelopeCount {
-                for k in 0..<counts[c0.resolution[l + 1]] {
+                for k in 0..<(c0.resolution[l + 1] == 1 ? t.highCount : t.lowCount) {
                     var level = exp2f(Float(c0.envelopeQ[(l + 1) * 64 + k]) * alpha + 7)
                     if level > 1e20 { level = 1 }
                     let ratio = exp2f((pan - Float(c1.envelopeQ[(l + 1) * 64 + k])) * alpha)
@@ -375,7 +373,7 @@ extension SBRDecoder {
         for c in channels {
             let alpha: Float = c.ampRes == 1 ? 1 : 0.5
             for l in 0..<c.envelopeCount {
-                for k in 0..<counts[c.resolution[l + 1]] {
+                for k in 0..<(c.resolution[l + 1] == 1 ? t.highCount : t.lowCount) {
                     let e = exp2f(alpha * Float(c.envelopeQ[(l + 1) * 64 + k]) + 6)
                     c.envelope[l * 64 + k] = e > 1e20 ? 1 : e
                 }
