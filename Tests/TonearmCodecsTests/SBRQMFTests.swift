@@ -47,6 +47,20 @@ final class SBRQMFTests: XCTestCase {
         XCTAssertLessThan(worst / peak, 1e-5)
     }
 
+    func testDCT4MatchesItsDefinition() {
+        let x = noise(64, seed: 3)
+        var out = [Float](repeating: 0, count: 64), backwards = out
+        let dct = SBRDCT4()
+        dct.transform(x, reversed: false, into: &out)
+        dct.transform(x, reversed: true, into: &backwards)
+        for k in 0..<64 {
+            let direct = (0..<64).reduce(0.0) { $0 + Double(x[$1]) * cos(.pi / 64 * (Double($1) + 0.5) * (Double(k) + 0.5)) }
+            let reversed = (0..<64).reduce(0.0) { $0 + Double(x[63 - $1]) * cos(.pi / 64 * (Double($1) + 0.5) * (Double(k) + 0.5)) }
+            XCTAssertEqual(Double(out[k]), direct, accuracy: 1e-4)
+            XCTAssertEqual(Double(backwards[k]), reversed, accuracy: 1e-4)
+        }
+    }
+
     func testFastSynthesisMatchesTheMatrixing() {
         let a = SBRSynthesisFilterbank(), b = SBRSynthesisFilterbank()
         let values = noise(128 * 20, seed: 7).map { $0 * 20000 }

@@ -72,3 +72,39 @@ final class SBRFFT {
         }
     }
 }
+
+/// A 64-point DCT-IV, X(k) = Σn x(n)·cos(π/64·(n + ½)(k + ½)), through a 32-point complex
+/// FFT: the even inputs and the reversed odd ones as one complex sequence, a twiddle before
+/// and after (the usual half-length algorithm).
+final class SBRDCT4 {
+    private let fft = SBRFFT(size: 32)
+    /// e^{−iπ(4n + 1)/256} and e^{−iπn/64}, n < 32.
+    private let pre: [(Float, Float)] = (0..<32).map { n in
+        let a = -Double.pi * Double(4 * n + 1) / 256
+        return (Float(cos(a)), Float(sin(a)))
+    }
+    private let post: [(Float, Float)] = (0..<32).map { n in
+        let a = -Double.pi * Double(n) / 64
+        return (Float(cos(a)), Float(sin(a)))
+    }
+
+    /// The transform of `x` (of `x` read backwards when `reversed`) into `out`.
+    func transform(_ x: UnsafePointer<Float>, reversed: Bool, into out: UnsafeMutablePointer<Float>) {
+        let re = fft.real, im = fft.imag
+        for n in 0..<32 {
+            let a = reversed ? x[63 - 2 * n] : x[2 * n]
+            let b = reversed ? x[2 * n] : x[63 - 2 * n]
+            let (c, s) = pre[n]
+            // The FFT's kernel is e^{+2πikn/N}: conjugate in and out for the forward one.
+            re[n] = a * c - b * s
+            im[n] = -(a * s + b * c)
+        }
+        fft.transform()
+        for k in 0..<32 {
+            let tr = re[k], ti = -im[k]
+            let (c, s) = post[k]
+            out[2 * k] = tr * c - ti * s
+            out[63 - 2 * k] = -(tr * s + ti * c)
+        }
+    }
+}

@@ -11,7 +11,8 @@ import Foundation
 ///
 /// Each bank has the standard's direct matrixing (``analyzeDirect``, ``synthesizeDirect``, the
 /// reference the tests hold the fast paths to) and a fast one through one complex FFT
-/// (``analyze``, ``synthesize``): 64 points for the analysis, 128 for the synthesis.
+/// (``analyze``, ``synthesize``): a 64-point complex FFT for the analysis, two 64-point
+/// DCT-IVs (each a 32-point complex FFT) for the synthesis.
 final class SBRAnalysisFilterbank {
     /// x, the 320 newest input samples, newest first, in a longer buffer that it slides down
     /// through, so the shift by 32 per slot is a pointer move, with one copy every 64 slots.
@@ -134,16 +135,10 @@ final class SBRSynthesisFilterbank {
         return Float(sin(Double.pi * (k + 0.5) * (2 * n - 255) / 128) / 64)
     }
     private let window: UnsafeMutablePointer<Float>
-    private let fft = SBRFFT(size: 128)
-    /// e^{−i255π(k + ½)/128}, k < 64, and e^{iπn/128}/64, n < 128.
-    private let preTwiddle: [(Float, Float)] = (0..<64).map { k in
-        let a = -255 * Double.pi * (Double(k) + 0.5) / 128
-        return (Float(cos(a)), Float(sin(a)))
-    }
-    private let postTwiddle: [(Float, Float)] = (0..<128).map { n in
-        let a = Double.pi * Double(n) / 128
-        return (Float(cos(a) / 64), Float(sin(a) / 64))
-    }
+    private let dct = SBRDCT4()
+    /// The two transforms' outputs.
+    private let cosines4: UnsafeMutablePointer<Float>
+    private let sines4: UnsafeMutablePointer<Float>
 
     init() {
         buffer = .allocate(capacity: Self.bufferLength)
@@ -151,11 +146,17 @@ final class SBRSynthesisFilterbank {
         offset = Self.bufferLength - 1280
         window = .allocate(capacity: 640)
         window.initialize(from: SBRTables.qmfWindow, count: 640)
+        cosines4 = .allocate(capacity: 64)
+        cosines4.initialize(repeating: 0, count: 64)
+        sines4 = .allocate(capacity: 64)
+        sines4.initialize(repeating: 0, count: 64)
     }
 
     deinit {
         buffer.deallocate()
         window.deallocate()
+        cosines4.deallocate()
+        sines4.deallocate()
     }
 
     func reset() {
@@ -201,23 +202,23 @@ final class SBRSynthesisFilterbank {
         output(v, out)
     }
 
-    /// One time slot, the same values as ``synthesizeDirect`` through a 128-point complex FFT
-    /// of 64 nonzero inputs: π(k + ½)(2n − 255)/128 = 2πkn/128 + πn/128 − 255π(k + ½)/128, so
-    /// v(n) = Re(e^{iπn/128}/64 · Σk [X(k)·e^{−i255π(k+½)/128}]·e^{2πikn/128}).
+    /// One time slot, the same values as ``synthesizeDirect`` through two 64-point DCT-IVs.
+    ///
+    /// π(k + ½)(2n − 255)/128 = π/64·(k + ½)(j + ½) with j = n − 128, so with F the DCT-IV of
+    /// the real parts and G the DST-IV of the imaginary ones (the DCT-IV of them reversed,
+    /// odd outputs negated), the symmetries of the two transforms (even and odd about −½,
+    /// odd and even about 63½) give v(n) = (G(n) − F(n))/64 for n < 64 and
+    /// (F(127 − n) + G(127 − n))/64 above.
     func synthesize(real: UnsafePointer<Float>, imag: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>) {
         let v = shift()
-        let re = fft.real, im = fft.imag
-        for k in 0..<64 {
-            let (c, s) = preTwiddle[k]
-            re[k] = real[k] * c - imag[k] * s
-            im[k] = real[k] * s + imag[k] * c
-        }
-        (re + 64).update(repeating: 0, count: 64)
-        (im + 64).update(repeating: 0, count: 64)
-        fft.transform()
-        for n in 0..<128 {
-            let (c, s) = postTwiddle[n]
-            v[n] = re[n] * c - im[n] * s
+        let f = cosines4, g = sines4
+        dct.transform(real, reversed: false, into: f)
+        dct.transform(imag, reversed: true, into: g)
+        let scale: Float = 1 / 64
+        for n in 0..<64 {
+            let gn = n & 1 == 0 ? g[n] : -g[n]
+            v[n] = (gn - f[n]) * scale
+            v[127 - n] = (f[n] + gn) * scale
         }
         output(v, out)
     }
