@@ -54,8 +54,12 @@ final class SBRQMFTests: XCTestCase {
         dct.transform(x, reversed: false, into: &out)
         dct.transform(x, reversed: true, into: &backwards)
         for k in 0..<64 {
-            let direct = (0..<64).reduce(0.0) { $0 + Double(x[$1]) * cos(.pi / 64 * (Double($1) + 0.5) * (Double(k) + 0.5)) }
-            let reversed = (0..<64).reduce(0.0) { $0 + Double(x[63 - $1]) * cos(.pi / 64 * (Double($1) + 0.5) * (Double(k) + 0.5)) }
+            var direct = 0.0, reversed = 0.0
+            for n in 0..<64 {
+                let c = cos(Double.pi / 64 * (Double(n) + 0.5) * (Double(k) + 0.5))
+                direct += Double(x[n]) * c
+                reversed += Double(x[63 - n]) * c
+            }
             XCTAssertEqual(Double(out[k]), direct, accuracy: 1e-4)
             XCTAssertEqual(Double(backwards[k]), reversed, accuracy: 1e-4)
         }
