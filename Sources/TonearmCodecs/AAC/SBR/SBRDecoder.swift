@@ -176,22 +176,16 @@ final class SBRDecoder {
         for slot in 0..<32 {
             re.update(repeating: 0, count: 64)
             im.update(repeating: 0, count: 64)
-            let (lowBands, high, highEnd) = slot < carried
-                ? (previousKx, previousKx, previousKx + previousM) : (kx, kx, kx + m)
-            for k in 0..<min(lowBands, 32) {
+            let fromPrevious = slot < carried
+            let (lowEnd, highEnd) = fromPrevious ? (previousKx, previousKx + previousM) : (kx, kx + m)
+            let (hr, hi, row) = fromPrevious ? (oldYr, oldYi, slot + 32) : (yr, yi, slot)
+            for k in 0..<min(lowEnd, 32) {
                 re[k] = xr[k * 40 + slot + 2]
                 im[k] = xi[k * 40 + slot + 2]
             }
-            if slot < carried {
-                for k in high..<min(highEnd, 64) {
-                    re[k] = oldYr[(slot + 32) * 64 + k]
-                    im[k] = oldYi[(slot + 32) * 64 + k]
-                }
-            } else {
-                for k in high..<min(highEnd, 64) {
-                    re[k] = yr[slot * 64 + k]
-                    im[k] = yi[slot * 64 + k]
-                }
+            for k in lowEnd..<min(highEnd, 64) {
+                re[k] = hr[row * 64 + k]
+                im[k] = hi[row * 64 + k]
             }
             c.synthesis.synthesize(real: re, imag: im, into: output + 64 * slot)
         }
