@@ -281,10 +281,12 @@ extension SBRDecoder {
                         qFilt[band] = qh[(i + smoothing) * 64 + band]
                     }
                 }
+                // X_High of band kx + band at slot i is at (kx + band)·40 + i + t_HFAdj.
                 let outR = yr + i * 64 + kx, outI = yi + i * 64 + kx
+                let inR = s.highReal + kx * 40 + i + 2, inI = s.highImag + kx * 40 + i + 2
                 for band in 0..<m {
-                    outR[band] = hr(s, band + kx, i) * gFilt[band]
-                    outI[band] = hi(s, band + kx, i) * gFilt[band]
+                    outR[band] = inR[band * 40] * gFilt[band]
+                    outI[band] = inI[band * 40] * gFilt[band]
                 }
                 // φ_Sin = 1, i, −1, −i; the imaginary part alternates in sign with the band.
                 let sineRe: Float = sineIndex == 0 ? 1 : sineIndex == 2 ? -1 : 0
@@ -314,9 +316,4 @@ extension SBRDecoder {
     static let limiterGains: [Float] = [0.70795, 1.0, 1.41254, 10_000_000_000]
     /// h_smooth, the gain smoothing filter over the current slot and the 4 before (§4.6.18.7.5).
     static let smoothing: [Float] = [0.33333333333333, 0.30150283239582, 0.21816949906249, 0.11516383427084, 0.03183050093751]
-
-    @inline(__always)
-    private func hr(_ s: SBRScratch, _ band: Int, _ slot: Int) -> Float { s.highReal[band * 40 + slot + 2] }
-    @inline(__always)
-    private func hi(_ s: SBRScratch, _ band: Int, _ slot: Int) -> Float { s.highImag[band * 40 + slot + 2] }
 }
