@@ -10,9 +10,9 @@ import Foundation
 /// into its transforms.
 ///
 /// Each bank has the standard's direct matrixing (``analyzeDirect``, ``synthesizeDirect``, the
-/// reference the tests hold the fast paths to) and a fast one through one complex FFT
-/// (``analyze``, ``synthesize``): a 64-point complex FFT for the analysis, two 64-point
-/// DCT-IVs (each a 32-point complex FFT) for the synthesis.
+/// reference the tests hold the fast paths to) and a fast one (``analyze``, ``synthesize``):
+/// a 64-point complex FFT for the analysis, two 64-point DCT-IVs (each a 32-point complex
+/// FFT) for the synthesis.
 final class SBRAnalysisFilterbank {
     /// x, the 320 newest input samples, newest first, in a longer buffer that it slides down
     /// through, so the shift by 32 per slot is a pointer move, with one copy every 64 slots.
