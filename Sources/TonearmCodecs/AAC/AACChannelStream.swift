@@ -247,10 +247,10 @@ final class AACChannelStream {
                     guard !r.overrun, length <= 64 else { throw .truncated }
                 }
                 guard !r.overrun else { throw .truncated }
-                guard k + length <= info.maxSFB, length > 0 || k < info.maxSFB else {
+                guard length > 0 else { throw .invalid("an empty section") }
+                guard k + length <= info.maxSFB else {
                     throw .invalid("a section ends at band \(k + length), beyond max_sfb \(info.maxSFB)")
                 }
-                if length == 0 { throw .invalid("an empty section") }
                 for b in k..<k + length { bandTypes[g * 64 + b] = book }
                 k += length
             }

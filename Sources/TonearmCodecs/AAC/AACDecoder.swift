@@ -175,9 +175,9 @@ public final class AACDecoder: AudioDecoder {
             try readRawDataBlock(&r)
         } catch {
             concealedPackets += 1
-            for c in 0..<channels { decodedChannels[c] = false }
         }
-        // Channels the frame did not carry (or all, when it was damaged) fade out.
+        // Channels the frame did not carry, or that come after the damage, fade out; those
+        // decoded before it keep their output.
         for c in 0..<channels where !decodedChannels[c] {
             let st = states[c], out = pcm + c * Self.frameLength
             filterbank.silence(st, into: out)
