@@ -336,7 +336,7 @@ final class AACChannelStream {
     /// spectral_data (Table 4.56; §4.6.3): codewords of 4 or 2 values, their sign bits,
     /// and codebook 11's escapes, into `quantised` in window order.
     private func readSpectrum(_ r: inout AACBits, bands: [Int]) throws(AACDamage) {
-        let windows = info.windowCount
+        let windows = info.windowCount, bandTypes = self.bandTypes
         let top = bands[info.maxSFB]
         for w in 0..<windows {
             (quantised + w * 128 + top).update(repeating: 0, count: (windows == 1 ? 1024 : 128) - top)
@@ -367,6 +367,7 @@ final class AACChannelStream {
     /// so that a decode matches its noise exactly: the standard leaves the generator free.
     private func dequantise(bands: [Int], random: inout UInt32) {
         let pow43 = AACTables.powerFourThirds
+        let bandTypes = self.bandTypes, gains = self.gains
         var window = 0
         let windows = info.windowCount
         let top = bands[info.maxSFB]

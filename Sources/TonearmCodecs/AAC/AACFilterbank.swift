@@ -6,60 +6,74 @@ import Musl
 import Darwin
 #endif
 
-/// A complex FFT of one power-of-two size, radix 2, decimation in time, in place on split
-/// real and imaginary arrays: X[k] = Σ x[n]·e^(−2πink/size).
+/// A complex FFT of one power-of-two size, X[k] = Σ x[n]·e^(−2πink/size), on split real
+/// and imaginary arrays: radix 2 in Stockham's self-sorting form (each pass reads one
+/// buffer and writes the other, in natural order, so there is no bit-reversal pass), with
+/// each pass's twiddles contiguous.
 final class AACFFT {
     let size: Int
-    private let reversed: [Int32]
-    /// cos and −sin of 2πk/size, k < size/2.
-    private let twiddleRe: [Float], twiddleIm: [Float]
+    /// Per pass of length L = size, size/2, …, 2: cos and −sin of 2πp/L for p < L/2,
+    /// one pass after the other.
+    private let twiddleRe: UnsafeMutablePointer<Float>, twiddleIm: UnsafeMutablePointer<Float>
+    private let workRe: UnsafeMutablePointer<Float>, workIm: UnsafeMutablePointer<Float>
 
     init(size: Int) {
         precondition(size >= 2 && size & (size - 1) == 0)
         self.size = size
-        let bits = size.trailingZeroBitCount
-        reversed = (0..<size).map { i in
-            var r = 0
-            for b in 0..<bits where i >> b & 1 == 1 { r |= 1 << (bits - 1 - b) }
-            return Int32(r)
+        twiddleRe = .allocate(capacity: size)
+        twiddleIm = .allocate(capacity: size)
+        var at = 0
+        var length = size
+        while length > 1 {
+            for p in 0..<length / 2 {
+                let angle = 2 * Double.pi * Double(p) / Double(length)
+                twiddleRe[at + p] = Float(cos(angle))
+                twiddleIm[at + p] = Float(-sin(angle))
+            }
+            at += length / 2
+            length /= 2
         }
-        twiddleRe = (0..<size / 2).map { Float(cos(2 * Double.pi * Double($0) / Double(size))) }
-        twiddleIm = (0..<size / 2).map { Float(-sin(2 * Double.pi * Double($0) / Double(size))) }
+        workRe = .allocate(capacity: size)
+        workIm = .allocate(capacity: size)
     }
 
+    deinit {
+        twiddleRe.deallocate()
+        twiddleIm.deallocate()
+        workRe.deallocate()
+        workIm.deallocate()
+    }
+
+    /// Transforms `re`, `im` in place.
     func forward(_ re: UnsafeMutablePointer<Float>, _ im: UnsafeMutablePointer<Float>) {
-        let n = size
-        reversed.withUnsafeBufferPointer { rev in
-            for i in 0..<n {
-                let j = Int(rev[i])
-                if j > i {
-                    swap(&re[i], &re[j])
-                    swap(&im[i], &im[j])
+        var xr = re, xi = im, yr = workRe, yi = workIm
+        var length = size, stride = 1, at = 0
+        while length > 1 {
+            let half = length / 2
+            let wr = twiddleRe + at, wi = twiddleIm + at
+            // x is `length` blocks… of `stride` columns: pair p with p + half, write 2p and 2p + 1.
+            for p in 0..<half {
+                let cr = wr[p], ci = wi[p]
+                let a = p &* stride, b = (p &+ half) &* stride
+                let c = 2 &* p &* stride, d = c &+ stride
+                for q in 0..<stride {
+                    let ar = xr[a &+ q], ai = xi[a &+ q], br = xr[b &+ q], bi = xi[b &+ q]
+                    yr[c &+ q] = ar + br
+                    yi[c &+ q] = ai + bi
+                    let dr = ar - br, di = ai - bi
+                    yr[d &+ q] = dr * cr - di * ci
+                    yi[d &+ q] = dr * ci + di * cr
                 }
             }
+            swap(&xr, &yr)
+            swap(&xi, &yi)
+            at &+= half
+            length = half
+            stride &*= 2
         }
-        twiddleRe.withUnsafeBufferPointer { wr in
-            twiddleIm.withUnsafeBufferPointer { wi in
-                var half = 1
-                while half < n {
-                    let step = n / (half * 2)
-                    var start = 0
-                    while start < n {
-                        for k in 0..<half {
-                            let a = start &+ k, b = a &+ half
-                            let cr = wr[k &* step], ci = wi[k &* step]
-                            let tr = re[b] * cr - im[b] * ci
-                            let ti = re[b] * ci + im[b] * cr
-                            re[b] = re[a] - tr
-                            im[b] = im[a] - ti
-                            re[a] += tr
-                            im[a] += ti
-                        }
-                        start &+= half * 2
-                    }
-                    half &*= 2
-                }
-            }
+        if xr != re {
+            re.update(from: xr, count: size)
+            im.update(from: xi, count: size)
         }
     }
 }
