@@ -438,33 +438,52 @@ enum AACSpectrum {
     /// Decodes `count` (a multiple of 4) values of `book` into `out`.
     static func decode(_ r: inout AACBits, book: Int, into out: UnsafeMutablePointer<Int32>, count: Int) throws(AACDamage) {
         let huffman = AACHuffman.spectrum[book]
-        let table = values[book]
         let perCodeword = book <= 4 ? 4 : 2
         let unsigned = book == 3 || book == 4 || book >= 7
-        var k = 0
-        while k < count {
-            let index = huffman.decode(&r)
-            let packed = table[index]
-            for j in 0..<perCodeword {
-                out[k + j] = Int32(Int8(bitPattern: UInt8(truncatingIfNeeded: packed >> UInt32(8 * j))))
-            }
-            if unsigned {
-                for j in 0..<perCodeword where out[k + j] != 0 {
-                    if r.bit() { out[k + j] = -out[k + j] }
-                }
-                if book == 11 {
-                    for j in 0..<2 where out[k + j].magnitude == 16 {
-                        // escape_sequence: N ones, a zero, then an (N + 4)-bit word: 2^(N+4) + word.
-                        let ones = (~r.peek32()).leadingZeroBitCount
-                        guard ones <= 8 else { throw .invalid("an escape beyond 8191") }
-                        r.skip(ones + 1)
-                        let v = Int32(1 << (ones + 4) + r.read(ones + 4))
-                        out[k + j] = out[k + j] < 0 ? -v : v
+        let escapes = book == 11
+        let ok: Bool = huffman.entries.withUnsafeBufferPointer { entries in
+            values[book].withUnsafeBufferPointer { table in
+                let root = UInt32(huffman.rootBits)
+                var k = 0
+                while k < count {
+                    // The codeword (AACHuffman.decode, inlined over the table).
+                    let w = r.peek32()
+                    var e = entries[Int(w &>> (32 &- root))]
+                    if e & 0x8000_0000 != 0 {
+                        e = entries[Int((e &>> 8) & 0x7F_FFFF) &+ Int((w &<< root) &>> (32 &- (e & 0xFF)))]
                     }
+                    r.position &+= Int(e & 0xFF)
+                    let packed = table[Int(e &>> 8)]
+                    var nonzero = 0
+                    for j in 0..<perCodeword {
+                        let v = Int32(Int8(bitPattern: UInt8(truncatingIfNeeded: packed &>> UInt32(8 &* j))))
+                        out[k &+ j] = v
+                        nonzero &+= v != 0 ? 1 : 0
+                    }
+                    if unsigned && nonzero > 0 {
+                        // The sign bits, in order, one per nonzero value.
+                        var signs = UInt32(r.read(nonzero)) &<< UInt32(32 &- nonzero)
+                        for j in 0..<perCodeword where out[k &+ j] != 0 {
+                            if signs & 0x8000_0000 != 0 { out[k &+ j] = -out[k &+ j] }
+                            signs &<<= 1
+                        }
+                        if escapes {
+                            for j in 0..<2 where out[k &+ j].magnitude == 16 {
+                                // escape_sequence: N ones, a zero, then an (N + 4)-bit word: 2^(N+4) + word.
+                                let ones = (~r.peek32()).leadingZeroBitCount
+                                guard ones <= 8 else { return false }
+                                r.skip(ones &+ 1)
+                                let v = Int32(1 &<< (ones &+ 4) &+ r.read(ones &+ 4))
+                                out[k &+ j] = out[k &+ j] < 0 ? -v : v
+                            }
+                        }
+                    }
+                    k &+= perCodeword
+                    if r.overrun { return false }
                 }
+                return true
             }
-            k += perCodeword
-            if r.overrun { throw .truncated }
         }
+        guard ok else { throw r.overrun ? .truncated : .invalid("an escape beyond 8191") }
     }
 }

@@ -44,6 +44,16 @@ final class AACFFT {
         workIm.deallocate()
     }
 
+    @inline(__always)
+    private static func load(_ p: UnsafeMutablePointer<Float>) -> SIMD4<Float> {
+        UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
+    }
+
+    @inline(__always)
+    private static func store(_ v: SIMD4<Float>, _ p: UnsafeMutablePointer<Float>) {
+        UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<Float>.self)
+    }
+
     /// Transforms `re`, `im` in place.
     func forward(_ re: UnsafeMutablePointer<Float>, _ im: UnsafeMutablePointer<Float>) {
         var xr = re, xi = im, yr = workRe, yi = workIm
@@ -51,18 +61,39 @@ final class AACFFT {
         while length > 1 {
             let half = length / 2
             let wr = twiddleRe + at, wi = twiddleIm + at
-            // x is `length` blocks… of `stride` columns: pair p with p + half, write 2p and 2p + 1.
-            for p in 0..<half {
-                let cr = wr[p], ci = wi[p]
-                let a = p &* stride, b = (p &+ half) &* stride
-                let c = 2 &* p &* stride, d = c &+ stride
-                for q in 0..<stride {
-                    let ar = xr[a &+ q], ai = xi[a &+ q], br = xr[b &+ q], bi = xi[b &+ q]
-                    yr[c &+ q] = ar + br
-                    yi[c &+ q] = ai + bi
-                    let dr = ar - br, di = ai - bi
-                    yr[d &+ q] = dr * cr - di * ci
-                    yi[d &+ q] = dr * ci + di * cr
+            // x holds `length` rows of `stride` columns: row p pairs with row p + half, and
+            // they become rows 2p and 2p + 1.
+            if stride >= 4 {
+                // Columns four at a time.
+                for p in 0..<half {
+                    let cr = SIMD4<Float>(repeating: wr[p]), ci = SIMD4<Float>(repeating: wi[p])
+                    let a = p &* stride, b = (p &+ half) &* stride
+                    let c = 2 &* p &* stride, d = c &+ stride
+                    var q = 0
+                    while q < stride {
+                        let ar = Self.load(xr + (a &+ q)), ai = Self.load(xi + (a &+ q))
+                        let br = Self.load(xr + (b &+ q)), bi = Self.load(xi + (b &+ q))
+                        Self.store(ar + br, yr + (c &+ q))
+                        Self.store(ai + bi, yi + (c &+ q))
+                        let dr = ar - br, di = ai - bi
+                        Self.store(dr * cr - di * ci, yr + (d &+ q))
+                        Self.store(dr * ci + di * cr, yi + (d &+ q))
+                        q &+= 4
+                    }
+                }
+            } else {
+                for p in 0..<half {
+                    let cr = wr[p], ci = wi[p]
+                    let a = p &* stride, b = (p &+ half) &* stride
+                    let c = 2 &* p &* stride, d = c &+ stride
+                    for q in 0..<stride {
+                        let ar = xr[a &+ q], ai = xi[a &+ q], br = xr[b &+ q], bi = xi[b &+ q]
+                        yr[c &+ q] = ar + br
+                        yi[c &+ q] = ai + bi
+                        let dr = ar - br, di = ai - bi
+                        yr[d &+ q] = dr * cr - di * ci
+                        yi[d &+ q] = dr * ci + di * cr
+                    }
                 }
             }
             swap(&xr, &yr)
