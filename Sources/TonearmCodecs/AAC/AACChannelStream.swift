@@ -107,11 +107,12 @@ struct AACStreamTables {
 /// 128·w for short windows), before the stereo tools, TNS and the filter bank.
 final class AACChannelStream {
     var info = AACICSInfo()
-    /// Per group × 64 bands.
-    var bandTypes = [UInt8](repeating: 0, count: 8 * 64)
+    /// Per group × 64 bands. (Pointers, not arrays: the hot loops read them without the
+    /// exclusivity checks a class's stored arrays cost.)
+    let bandTypes: UnsafeMutablePointer<UInt8>
     /// Per group × 64 bands: the gain of the band (2^((sf − 100)/4) for coded bands, the
     /// intensity scale 2^(−position/4), or the noise energy 2^(energy/4)).
-    var gains = [Float](repeating: 0, count: 8 * 64)
+    let gains: UnsafeMutablePointer<Float>
     var tns = AACTNSData()
     /// The last stream read had pulse data.
     private(set) var hadPulses = false
@@ -124,11 +125,17 @@ final class AACChannelStream {
         spectrum.initialize(repeating: 0, count: 1024)
         quantised = .allocate(capacity: 1024)
         quantised.initialize(repeating: 0, count: 1024)
+        bandTypes = .allocate(capacity: 8 * 64)
+        bandTypes.initialize(repeating: 0, count: 8 * 64)
+        gains = .allocate(capacity: 8 * 64)
+        gains.initialize(repeating: 0, count: 8 * 64)
     }
 
     deinit {
         spectrum.deallocate()
         quantised.deallocate()
+        bandTypes.deallocate()
+        gains.deallocate()
     }
 
     /// ics_info.
@@ -336,7 +343,7 @@ final class AACChannelStream {
     /// spectral_data (Table 4.56; §4.6.3): codewords of 4 or 2 values, their sign bits,
     /// and codebook 11's escapes, into `quantised` in window order.
     private func readSpectrum(_ r: inout AACBits, bands: [Int]) throws(AACDamage) {
-        let windows = info.windowCount, bandTypes = self.bandTypes
+        let windows = info.windowCount
         let top = bands[info.maxSFB]
         for w in 0..<windows {
             (quantised + w * 128 + top).update(repeating: 0, count: (windows == 1 ? 1024 : 128) - top)
@@ -367,7 +374,6 @@ final class AACChannelStream {
     /// so that a decode matches its noise exactly: the standard leaves the generator free.
     private func dequantise(bands: [Int], random: inout UInt32) {
         let pow43 = AACTables.powerFourThirds
-        let bandTypes = self.bandTypes, gains = self.gains
         var window = 0
         let windows = info.windowCount
         let top = bands[info.maxSFB]
@@ -398,9 +404,10 @@ final class AACChannelStream {
                             out.update(repeating: 0, count: width)
                         default:
                             for k in 0..<width {
+                                // |q|^(4/3)·gain with q's sign.
                                 let v = q[k]
                                 let m = p[Int(min(v.magnitude, 8191))] * gain
-                                out[k] = v < 0 ? -m : m
+                                out[k] = Float(bitPattern: m.bitPattern | UInt32(bitPattern: v) & 0x8000_0000)
                             }
                         }
                     }
