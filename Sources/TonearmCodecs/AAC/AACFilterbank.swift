@@ -117,8 +117,9 @@ final class AACFFT {
 final class AACIMDCT {
     let length: Int
     private let fft: AACFFT
-    private let preRe: [Float], preIm: [Float]
-    private let postRe: [Float], postIm: [Float]
+    /// The rotations before and after the FFT: cos and sin of π(4k + 1)/(4M) (scaled), of πk/M.
+    private let preRe: UnsafeMutablePointer<Float>, preIm: UnsafeMutablePointer<Float>
+    private let postRe: UnsafeMutablePointer<Float>, postIm: UnsafeMutablePointer<Float>
     private let re: UnsafeMutablePointer<Float>, im: UnsafeMutablePointer<Float>
     private let dct: UnsafeMutablePointer<Float>
 
@@ -126,11 +127,17 @@ final class AACIMDCT {
         length = n
         let m = n / 2, h = n / 4
         fft = AACFFT(size: h)
-        let pre = (0..<h).map { Double.pi * Double(4 * $0 + 1) / Double(4 * m) }
-        preRe = pre.map { Float(cos($0) * scale) }
-        preIm = pre.map { Float(sin($0) * scale) }
-        postRe = (0..<h).map { Float(cos(Double.pi * Double($0) / Double(m))) }
-        postIm = (0..<h).map { Float(sin(Double.pi * Double($0) / Double(m))) }
+        preRe = .allocate(capacity: h)
+        preIm = .allocate(capacity: h)
+        postRe = .allocate(capacity: h)
+        postIm = .allocate(capacity: h)
+        for k in 0..<h {
+            let pre = Double.pi * Double(4 * k + 1) / Double(4 * m), post = Double.pi * Double(k) / Double(m)
+            preRe[k] = Float(cos(pre) * scale)
+            preIm[k] = Float(sin(pre) * scale)
+            postRe[k] = Float(cos(post))
+            postIm[k] = Float(sin(post))
+        }
         re = .allocate(capacity: h)
         im = .allocate(capacity: h)
         dct = .allocate(capacity: m)
@@ -140,6 +147,10 @@ final class AACIMDCT {
         re.deallocate()
         im.deallocate()
         dct.deallocate()
+        preRe.deallocate()
+        preIm.deallocate()
+        postRe.deallocate()
+        postIm.deallocate()
     }
 
     /// `length / 2` coefficients in, `length` samples out.
@@ -165,26 +176,19 @@ final class AACIMDCT {
     /// u[n] = scale · Σ_k X[k]·cos(π/M·(n + ½)(k + ½)), M = length / 2, into `dct`.
     private func dctIV(_ x: UnsafePointer<Float>) {
         let n = length, m = n / 2, h = n / 4
-        preRe.withUnsafeBufferPointer { pr in
-            preIm.withUnsafeBufferPointer { pi in
-                for k in 0..<h {
-                    // (a + ib)·e^(−iθ)
-                    let a = x[2 &* k], b = x[m &- 1 &- 2 &* k]
-                    re[k] = a * pr[k] + b * pi[k]
-                    im[k] = b * pr[k] - a * pi[k]
-                }
-            }
+        let pr = preRe, pi = preIm, cr = postRe, ci = postIm, re = self.re, im = self.im, dct = self.dct
+        for k in 0..<h {
+            // (a + ib)·e^(−iθ)
+            let a = x[2 &* k], b = x[m &- 1 &- 2 &* k]
+            re[k] = a * pr[k] + b * pi[k]
+            im[k] = b * pr[k] - a * pi[k]
         }
         fft.forward(re, im)
-        postRe.withUnsafeBufferPointer { cr in
-            postIm.withUnsafeBufferPointer { ci in
-                for k in 0..<h {
-                    let tr = re[k] * cr[k] + im[k] * ci[k]
-                    let ti = im[k] * cr[k] - re[k] * ci[k]
-                    dct[2 &* k] = tr
-                    dct[m &- 1 &- 2 &* k] = -ti
-                }
-            }
+        for k in 0..<h {
+            let tr = re[k] * cr[k] + im[k] * ci[k]
+            let ti = im[k] * cr[k] - re[k] * ci[k]
+            dct[2 &* k] = tr
+            dct[m &- 1 &- 2 &* k] = -ti
         }
     }
 }
