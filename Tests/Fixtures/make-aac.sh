@@ -127,4 +127,13 @@ enc main_transients_44k.aac clicks44 "prediction" -- -b:a 128k -profile:a aac_ma
 # the LTP syntax, not the prediction itself.
 enc ltp_stereo_44k.m4a    music44  ""          -- -b:a 128k -profile:a aac_ltp -aac_ltp 1 -aac_pns 0 -strict -2
 
+# Coupling channel elements, which ffmpeg's encoder never writes: forged from lc_mono_8k's
+# frames (tools/aac_forge_cce.py), one per coupling point, with a PCE that lists the CCE,
+# and remuxed into M4A (ffmpeg's aac_adtstoasc moves the PCE into the config).
+for mode in before-tns after-tns independent; do
+  python3 tools/aac_forge_cce.py "$OUT/lc_mono_8k.aac" "$TMP/cce.aac" "$mode"
+  "${FF[@]}" -i "$TMP/cce.aac" -c copy "${BX[@]}" "$OUT/forged_cce_$mode.m4a"
+  python3 tools/aacdec_golden.py "$OUT/forged_cce_$mode.m4a" 4096 "tools/aac_forge_cce.py lc_mono_8k.aac $mode" cce
+done
+
 du -ch "$OUT"/* | tail -n 1

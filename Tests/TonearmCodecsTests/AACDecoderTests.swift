@@ -95,7 +95,7 @@ final class AACDecoderTests: XCTestCase {
             rows.append((name, MPEGDecoderTests.assertAccurate(Array(ours.prefix(golden.count)), golden, channels: channels,
                                                                frames: g.goldenFrames, name)))
         }
-        XCTAssertEqual(rows.count, 21)
+        XCTAssertEqual(rows.count, 24)
         MPEGDecoderTests.report("AAC decoder against the goldens (ffmpeg's first frames)", rows)
     }
 
@@ -177,12 +177,12 @@ final class AACDecoderTests: XCTestCase {
             if s.windowSequences[2] > 0 { seen.insert("eightShort") }
             for feature in g.features {
                 let count = ["pns": s.noiseBands, "intensity": s.intensityBands, "ms": s.midSideBands, "tns": s.tnsFilters,
-                             "prediction": s.predictedBands, "ltp": s.longTermPredictedBands][feature]
+                             "prediction": s.predictedBands, "ltp": s.longTermPredictedBands, "cce": s.couplingElements][feature]
                 XCTAssertGreaterThan(try XCTUnwrap(count, "\(name): \(feature)"), 0, "\(name): no \(feature)")
                 seen.insert(feature)
             }
         }
-        XCTAssertEqual(seen, ["eightShort", "pns", "intensity", "ms", "tns", "prediction"])
+        XCTAssertEqual(seen, ["eightShort", "pns", "intensity", "ms", "tns", "prediction", "cce"])
     }
 
     // MARK: Layout

@@ -107,11 +107,12 @@ struct AACStreamTables {
 /// 128·w for short windows), before the stereo tools, TNS and the filter bank.
 final class AACChannelStream {
     var info = AACICSInfo()
-    /// Per group × 64 bands.
-    var bandTypes = [UInt8](repeating: 0, count: 8 * 64)
+    /// Per group × 64 bands. (Pointers, not arrays: the hot loops read them without the
+    /// exclusivity checks a class's stored arrays cost.)
+    let bandTypes: UnsafeMutablePointer<UInt8>
     /// Per group × 64 bands: the gain of the band (2^((sf − 100)/4) for coded bands, the
     /// intensity scale 2^(−position/4), or the noise energy 2^(energy/4)).
-    var gains = [Float](repeating: 0, count: 8 * 64)
+    let gains: UnsafeMutablePointer<Float>
     var tns = AACTNSData()
     /// The last stream read had pulse data.
     private(set) var hadPulses = false
@@ -124,11 +125,17 @@ final class AACChannelStream {
         spectrum.initialize(repeating: 0, count: 1024)
         quantised = .allocate(capacity: 1024)
         quantised.initialize(repeating: 0, count: 1024)
+        bandTypes = .allocate(capacity: 8 * 64)
+        bandTypes.initialize(repeating: 0, count: 8 * 64)
+        gains = .allocate(capacity: 8 * 64)
+        gains.initialize(repeating: 0, count: 8 * 64)
     }
 
     deinit {
         spectrum.deallocate()
         quantised.deallocate()
+        bandTypes.deallocate()
+        gains.deallocate()
     }
 
     /// ics_info.
@@ -247,10 +254,10 @@ final class AACChannelStream {
                     guard !r.overrun, length <= 64 else { throw .truncated }
                 }
                 guard !r.overrun else { throw .truncated }
-                guard k + length <= info.maxSFB, length > 0 || k < info.maxSFB else {
+                guard length > 0 else { throw .invalid("an empty section") }
+                guard k + length <= info.maxSFB else {
                     throw .invalid("a section ends at band \(k + length), beyond max_sfb \(info.maxSFB)")
                 }
-                if length == 0 { throw .invalid("an empty section") }
                 for b in k..<k + length { bandTypes[g * 64 + b] = book }
                 k += length
             }
@@ -397,9 +404,10 @@ final class AACChannelStream {
                             out.update(repeating: 0, count: width)
                         default:
                             for k in 0..<width {
+                                // |q|^(4/3)·gain with q's sign.
                                 let v = q[k]
                                 let m = p[Int(min(v.magnitude, 8191))] * gain
-                                out[k] = v < 0 ? -m : m
+                                out[k] = Float(bitPattern: m.bitPattern | UInt32(bitPattern: v) & 0x8000_0000)
                             }
                         }
                     }
@@ -437,33 +445,52 @@ enum AACSpectrum {
     /// Decodes `count` (a multiple of 4) values of `book` into `out`.
     static func decode(_ r: inout AACBits, book: Int, into out: UnsafeMutablePointer<Int32>, count: Int) throws(AACDamage) {
         let huffman = AACHuffman.spectrum[book]
-        let table = values[book]
         let perCodeword = book <= 4 ? 4 : 2
         let unsigned = book == 3 || book == 4 || book >= 7
-        var k = 0
-        while k < count {
-            let index = huffman.decode(&r)
-            let packed = table[index]
-            for j in 0..<perCodeword {
-                out[k + j] = Int32(Int8(bitPattern: UInt8(truncatingIfNeeded: packed >> UInt32(8 * j))))
-            }
-            if unsigned {
-                for j in 0..<perCodeword where out[k + j] != 0 {
-                    if r.bit() { out[k + j] = -out[k + j] }
-                }
-                if book == 11 {
-                    for j in 0..<2 where out[k + j].magnitude == 16 {
-                        // escape_sequence: N ones, a zero, then an (N + 4)-bit word: 2^(N+4) + word.
-                        let ones = (~r.peek32()).leadingZeroBitCount
-                        guard ones <= 8 else { throw .invalid("an escape beyond 8191") }
-                        r.skip(ones + 1)
-                        let v = Int32(1 << (ones + 4) + r.read(ones + 4))
-                        out[k + j] = out[k + j] < 0 ? -v : v
+        let escapes = book == 11
+        let ok: Bool = huffman.entries.withUnsafeBufferPointer { entries in
+            values[book].withUnsafeBufferPointer { table in
+                let root = UInt32(huffman.rootBits)
+                var k = 0
+                while k < count {
+                    // The codeword (AACHuffman.decode, inlined over the table).
+                    let w = r.peek32()
+                    var e = entries[Int(w &>> (32 &- root))]
+                    if e & 0x8000_0000 != 0 {
+                        e = entries[Int((e &>> 8) & 0x7F_FFFF) &+ Int((w &<< root) &>> (32 &- (e & 0xFF)))]
                     }
+                    r.position &+= Int(e & 0xFF)
+                    let packed = table[Int(e &>> 8)]
+                    var nonzero = 0
+                    for j in 0..<perCodeword {
+                        let v = Int32(Int8(bitPattern: UInt8(truncatingIfNeeded: packed &>> UInt32(8 &* j))))
+                        out[k &+ j] = v
+                        nonzero &+= v != 0 ? 1 : 0
+                    }
+                    if unsigned && nonzero > 0 {
+                        // The sign bits, in order, one per nonzero value.
+                        var signs = UInt32(r.read(nonzero)) &<< UInt32(32 &- nonzero)
+                        for j in 0..<perCodeword where out[k &+ j] != 0 {
+                            if signs & 0x8000_0000 != 0 { out[k &+ j] = -out[k &+ j] }
+                            signs &<<= 1
+                        }
+                        if escapes {
+                            for j in 0..<2 where out[k &+ j].magnitude == 16 {
+                                // escape_sequence: N ones, a zero, then an (N + 4)-bit word: 2^(N+4) + word.
+                                let ones = (~r.peek32()).leadingZeroBitCount
+                                guard ones <= 8 else { return false }
+                                r.skip(ones &+ 1)
+                                let v = Int32(1 &<< (ones &+ 4) &+ r.read(ones &+ 4))
+                                out[k &+ j] = out[k &+ j] < 0 ? -v : v
+                            }
+                        }
+                    }
+                    k &+= perCodeword
+                    if r.overrun { return false }
                 }
+                return true
             }
-            k += perCodeword
-            if r.overrun { throw .truncated }
         }
+        guard ok else { throw r.overrun ? .truncated : .invalid("an escape beyond 8191") }
     }
 }

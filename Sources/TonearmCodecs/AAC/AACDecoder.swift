@@ -10,11 +10,12 @@ import TonearmCore
 /// config elements give the channels, in AAC's order (centre first, LFE last), which
 /// ``outputChannelLayout`` names so that a converter can reorder them.
 ///
-/// Decoded: SCE, CPE (common window, M/S), LFE, DSE (skipped), PCE (read; the cookie's
+/// Decoded: SCE, CPE (common window, M/S), CCE, LFE, DSE (skipped), PCE (read; the cookie's
 /// decides the layout), FIL (extension payloads go to ``extensionDecoder``), END; section
 /// data, scale factors, the 11 spectrum codebooks and escapes, pulses, intensity stereo,
 /// PNS, TNS, sine and KBD windows in the four window sequences, IMDCT and overlap-add.
-/// A coupling channel element (CCE) is read and its data left out of the output.
+/// Coupling channel elements (CCE) are applied as §4.6.12 says, before or after TNS or
+/// after the IMDCT.
 ///
 /// Damaged frames are concealed, never thrown: a frame whose bitstream is invalid (an
 /// out-of-range section, scale factor, band or escape, a reserved codebook) or ends early
@@ -57,7 +58,16 @@ public final class AACDecoder: AudioDecoder {
     private let scratchState: AACChannelState
     /// The output of elements the configuration has no place for (dropped).
     private let scratchPCM: UnsafeMutablePointer<Float>
-    private let streams = (AACChannelStream(), AACChannelStream())
+    /// Per output channel, the frame's decoded channel stream; kept until the frame's end,
+    /// when coupling, LTP, TNS and the filter bank run.
+    private let channelStreams: [AACChannelStream]
+    /// The element tags of the frame's channels: (is a pair, tag), for coupling.
+    private var channelElements: [(isPair: Bool, tag: Int)]
+    /// Elements the configuration has no place for: decoded and dropped at once.
+    private let scratchStreams = (AACChannelStream(), AACChannelStream())
+    /// Coupling channel elements by tag, and those of the current frame.
+    private var couplings: [Int: AACCouplingElement] = [:]
+    private var frameCouplings: [AACCouplingElement] = []
     private var msMask = [Bool](repeating: false, count: 8 * 64)
     /// The PNS generator, kept across frames and channels as FFmpeg keeps it.
     private var random: UInt32 = 0x1F2E_3D4C
@@ -118,6 +128,8 @@ public final class AACDecoder: AudioDecoder {
         scratchState = AACChannelState(objectType: asc.objectType)
         scratchPCM = .allocate(capacity: Self.frameLength)
         decodedChannels = [Bool](repeating: false, count: channels)
+        channelStreams = (0..<channels).map { _ in AACChannelStream() }
+        channelElements = Array(repeating: (false, 0), count: channels)
         pcm = .allocate(capacity: channels * Self.frameLength)
         pcm.initialize(repeating: 0, count: channels * Self.frameLength)
         packetCapacity = 2048
@@ -138,6 +150,7 @@ public final class AACDecoder: AudioDecoder {
     public func reset() {
         for s in states { s.reset() }
         scratchState.reset()
+        for e in couplings.values { e.state.reset() }
     }
 
     public func decode(_ data: UnsafeRawBufferPointer, packetCount: Int, descriptions: [PacketDescription]?,
@@ -167,6 +180,7 @@ public final class AACDecoder: AudioDecoder {
             packet = .allocate(capacity: packetCapacity)
         }
         for c in 0..<channels { decodedChannels[c] = false }
+        frameCouplings.removeAll(keepingCapacity: true)
         do throws(AACDamage) {
             guard bytes.count > 0 else { throw .truncated }
             let count = Self.isLOASFrame(bytes) ? try latmPayload(bytes) : copy(bytes)
@@ -175,9 +189,10 @@ public final class AACDecoder: AudioDecoder {
             try readRawDataBlock(&r)
         } catch {
             concealedPackets += 1
-            for c in 0..<channels { decodedChannels[c] = false }
         }
-        // Channels the frame did not carry (or all, when it was damaged) fade out.
+        synthesizeFrame()
+        // Channels the frame did not carry, or that come after the damage, fade out; those
+        // decoded before it keep their output.
         for c in 0..<channels where !decodedChannels[c] {
             let st = states[c], out = pcm + c * Self.frameLength
             filterbank.silence(st, into: out)
@@ -234,13 +249,18 @@ public final class AACDecoder: AudioDecoder {
                 let slot = channelMap.slot(kind, occurrence: occurrences[id])
                 occurrences[id] += 1
                 if id == 1 {
-                    try readPair(&r, slot: slot)
+                    try readPair(&r, slot: slot, tag: tag)
                 } else {
-                    try readSingle(&r, slot: slot)
+                    try readSingle(&r, slot: slot, tag: tag)
                 }
                 previous = (id, tag)
             case 2:
-                try AACCoupling.skip(&r, tables, stream: streams.0, random: &random)
+                let tag = r.read(4)
+                let element = couplings[tag] ?? AACCouplingElement()
+                couplings[tag] = element
+                try element.read(&r, tables, random: &random)
+                guard !frameCouplings.contains(where: { $0 === element }) else { throw .invalid("CCE \(tag) twice in one frame") }
+                frameCouplings.append(element)
                 statistics.couplingElements += 1
                 previous = nil
             case 4:  // data_stream_element (Table 4.10)
@@ -287,18 +307,18 @@ public final class AACDecoder: AudioDecoder {
     }
 
     /// single_channel_element or lfe_channel_element (Tables 4.4, 4.9).
-    private func readSingle(_ r: inout AACBits, slot: AACChannelMap.Slot?) throws(AACDamage) {
-        let s = streams.0
+    private func readSingle(_ r: inout AACBits, slot: AACChannelMap.Slot?, tag: Int) throws(AACDamage) {
+        let s = slot.map { channelStreams[$0.channel] } ?? scratchStreams.0
         let gain = r.read(8)
         try AACChannelStream.readInfo(&r, tables, into: &s.info)
         try s.read(&r, tables, globalGain: gain, random: &random)
         predict(s, channel: slot?.channel)
-        try finish(s, channel: slot?.channel)
+        try finish(s, channel: slot?.channel, element: (false, tag))
     }
 
     /// channel_pair_element (Table 4.5).
-    private func readPair(_ r: inout AACBits, slot: AACChannelMap.Slot?) throws(AACDamage) {
-        let (a, b) = streams
+    private func readPair(_ r: inout AACBits, slot: AACChannelMap.Slot?, tag: Int) throws(AACDamage) {
+        let (a, b) = slot.map { (channelStreams[$0.channel], channelStreams[$0.channel + 1]) } ?? scratchStreams
         let common = r.bit()
         var msPresent = 0
         if common {
@@ -325,8 +345,8 @@ public final class AACDecoder: AudioDecoder {
         predict(a, channel: slot?.channel)
         predict(b, channel: slot.map { $0.channel + 1 })
         if common { AACStereo.intensity(a, b, msPresent: msPresent, mask: msMask, bands: bands) }
-        try finish(a, channel: slot?.channel)
-        try finish(b, channel: slot.map { $0.channel + 1 })
+        try finish(a, channel: slot?.channel, element: (true, tag))
+        try finish(b, channel: slot.map { $0.channel + 1 }, element: (true, tag))
     }
 
     private func state(_ channel: Int?) -> AACChannelState { channel.map { states[$0] } ?? scratchState }
@@ -337,20 +357,58 @@ public final class AACDecoder: AudioDecoder {
         AACPrediction.apply(s, state: predictors, tables: tables)
     }
 
-    /// LTP, TNS and the filter bank of one decoded channel, into its output channel.
-    private func finish(_ s: AACChannelStream, channel: Int?) throws(AACDamage) {
+    /// Marks a decoded channel for the frame's end; an element with no place in the
+    /// configuration goes through the filter bank at once, into nothing.
+    private func finish(_ s: AACChannelStream, channel: Int?, element: (isPair: Bool, tag: Int)) throws(AACDamage) {
         statistics.count(s)
-        if let c = channel {
-            guard !decodedChannels[c] else { throw .invalid("channel \(c) twice in one frame") }
-            decodedChannels[c] = true
+        guard let c = channel else {
+            process(s, state: scratchState, into: scratchPCM, coupled: nil)
+            return
         }
-        let st = state(channel)
-        let out = channel.map { pcm + $0 * Self.frameLength } ?? scratchPCM
+        guard !decodedChannels[c] else { throw .invalid("channel \(c) twice in one frame") }
+        decodedChannels[c] = true
+        channelElements[c] = element
+    }
+
+    /// The frame's end: the coupling channels first, then every channel decoded, with the
+    /// coupling it receives.
+    private func synthesizeFrame() {
+        for e in frameCouplings {
+            AACTNS.apply(e.stream, tables)
+            if e.point == .afterIMDCT { filterbank.synthesize(e.stream, state: e.state, into: e.output) }
+        }
+        var c = 0
+        while c < channels {
+            let element = channelElements[c]
+            let width = element.isPair && c + 1 < channels && decodedChannels[c + 1] && channelElements[c + 1] == element ? 2 : 1
+            for k in 0..<width where decodedChannels[c + k] {
+                // The coupling of this channel: per CCE of the frame, the gain lists it takes.
+                var coupled: [(AACCouplingElement, Int)] = []
+                for e in frameCouplings {
+                    for lists in e.lists(forPair: element.isPair, tag: element.tag) {
+                        if let l = k == 0 ? lists.left : lists.right { coupled.append((e, l)) }
+                    }
+                }
+                process(channelStreams[c + k], state: states[c + k], into: pcm + (c + k) * Self.frameLength,
+                        coupled: coupled.isEmpty ? nil : coupled)
+            }
+            c += width
+        }
+    }
+
+    /// Coupling, LTP, TNS and the filter bank of one channel (§4.6.12: dependent coupling
+    /// before or after TNS, independent after the IMDCT).
+    private func process(_ s: AACChannelStream, state st: AACChannelState, into out: UnsafeMutablePointer<Float>,
+                         coupled: [(AACCouplingElement, Int)]?)
+    {
+        for (e, list) in coupled ?? [] where e.point == .beforeTNS { e.addSpectrum(to: s, list: list, tables: tables) }
         if let history = st.ltpHistory {
             AACLTP.apply(s, history: history, previousShape: st.previousShape, filterbank: filterbank, tables: tables)
         }
         AACTNS.apply(s, tables)
+        for (e, list) in coupled ?? [] where e.point == .betweenTNSAndIMDCT { e.addSpectrum(to: s, list: list, tables: tables) }
         filterbank.synthesize(s, state: st, into: out)
+        for (e, list) in coupled ?? [] where e.point == .afterIMDCT { e.addOutput(to: out, list: list) }
         if let history = st.ltpHistory { AACLTP.update(history: history, output: out, overlap: st.overlap) }
     }
 

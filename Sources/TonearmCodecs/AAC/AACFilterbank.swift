@@ -6,60 +6,105 @@ import Musl
 import Darwin
 #endif
 
-/// A complex FFT of one power-of-two size, radix 2, decimation in time, in place on split
-/// real and imaginary arrays: X[k] = Σ x[n]·e^(−2πink/size).
+/// A complex FFT of one power-of-two size, X[k] = Σ x[n]·e^(−2πink/size), on split real
+/// and imaginary arrays: radix 2 in Stockham's self-sorting form (each pass reads one
+/// buffer and writes the other, in natural order, so there is no bit-reversal pass), with
+/// each pass's twiddles contiguous.
 final class AACFFT {
     let size: Int
-    private let reversed: [Int32]
-    /// cos and −sin of 2πk/size, k < size/2.
-    private let twiddleRe: [Float], twiddleIm: [Float]
+    /// Per pass of length L = size, size/2, …, 2: cos and −sin of 2πp/L for p < L/2,
+    /// one pass after the other.
+    private let twiddleRe: UnsafeMutablePointer<Float>, twiddleIm: UnsafeMutablePointer<Float>
+    private let workRe: UnsafeMutablePointer<Float>, workIm: UnsafeMutablePointer<Float>
 
     init(size: Int) {
         precondition(size >= 2 && size & (size - 1) == 0)
         self.size = size
-        let bits = size.trailingZeroBitCount
-        reversed = (0..<size).map { i in
-            var r = 0
-            for b in 0..<bits where i >> b & 1 == 1 { r |= 1 << (bits - 1 - b) }
-            return Int32(r)
+        twiddleRe = .allocate(capacity: size)
+        twiddleIm = .allocate(capacity: size)
+        var at = 0
+        var length = size
+        while length > 1 {
+            for p in 0..<length / 2 {
+                let angle = 2 * Double.pi * Double(p) / Double(length)
+                twiddleRe[at + p] = Float(cos(angle))
+                twiddleIm[at + p] = Float(-sin(angle))
+            }
+            at += length / 2
+            length /= 2
         }
-        twiddleRe = (0..<size / 2).map { Float(cos(2 * Double.pi * Double($0) / Double(size))) }
-        twiddleIm = (0..<size / 2).map { Float(-sin(2 * Double.pi * Double($0) / Double(size))) }
+        workRe = .allocate(capacity: size)
+        workIm = .allocate(capacity: size)
     }
 
+    deinit {
+        twiddleRe.deallocate()
+        twiddleIm.deallocate()
+        workRe.deallocate()
+        workIm.deallocate()
+    }
+
+    @inline(__always)
+    private static func load(_ p: UnsafeMutablePointer<Float>) -> SIMD4<Float> {
+        UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
+    }
+
+    @inline(__always)
+    private static func store(_ v: SIMD4<Float>, _ p: UnsafeMutablePointer<Float>) {
+        UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<Float>.self)
+    }
+
+    /// Transforms `re`, `im` in place.
     func forward(_ re: UnsafeMutablePointer<Float>, _ im: UnsafeMutablePointer<Float>) {
-        let n = size
-        reversed.withUnsafeBufferPointer { rev in
-            for i in 0..<n {
-                let j = Int(rev[i])
-                if j > i {
-                    swap(&re[i], &re[j])
-                    swap(&im[i], &im[j])
-                }
-            }
-        }
-        twiddleRe.withUnsafeBufferPointer { wr in
-            twiddleIm.withUnsafeBufferPointer { wi in
-                var half = 1
-                while half < n {
-                    let step = n / (half * 2)
-                    var start = 0
-                    while start < n {
-                        for k in 0..<half {
-                            let a = start &+ k, b = a &+ half
-                            let cr = wr[k &* step], ci = wi[k &* step]
-                            let tr = re[b] * cr - im[b] * ci
-                            let ti = re[b] * ci + im[b] * cr
-                            re[b] = re[a] - tr
-                            im[b] = im[a] - ti
-                            re[a] += tr
-                            im[a] += ti
-                        }
-                        start &+= half * 2
+        var xr = re, xi = im, yr = workRe, yi = workIm
+        var length = size, stride = 1, at = 0
+        while length > 1 {
+            let half = length / 2
+            let wr = twiddleRe + at, wi = twiddleIm + at
+            // x holds `length` rows of `stride` columns: row p pairs with row p + half, and
+            // they become rows 2p and 2p + 1.
+            if stride >= 4 {
+                // Columns four at a time.
+                for p in 0..<half {
+                    let cr = SIMD4<Float>(repeating: wr[p]), ci = SIMD4<Float>(repeating: wi[p])
+                    let a = p &* stride, b = (p &+ half) &* stride
+                    let c = 2 &* p &* stride, d = c &+ stride
+                    var q = 0
+                    while q < stride {
+                        let ar = Self.load(xr + (a &+ q)), ai = Self.load(xi + (a &+ q))
+                        let br = Self.load(xr + (b &+ q)), bi = Self.load(xi + (b &+ q))
+                        Self.store(ar + br, yr + (c &+ q))
+                        Self.store(ai + bi, yi + (c &+ q))
+                        let dr = ar - br, di = ai - bi
+                        Self.store(dr * cr - di * ci, yr + (d &+ q))
+                        Self.store(dr * ci + di * cr, yi + (d &+ q))
+                        q &+= 4
                     }
-                    half &*= 2
+                }
+            } else {
+                for p in 0..<half {
+                    let cr = wr[p], ci = wi[p]
+                    let a = p &* stride, b = (p &+ half) &* stride
+                    let c = 2 &* p &* stride, d = c &+ stride
+                    for q in 0..<stride {
+                        let ar = xr[a &+ q], ai = xi[a &+ q], br = xr[b &+ q], bi = xi[b &+ q]
+                        yr[c &+ q] = ar + br
+                        yi[c &+ q] = ai + bi
+                        let dr = ar - br, di = ai - bi
+                        yr[d &+ q] = dr * cr - di * ci
+                        yi[d &+ q] = dr * ci + di * cr
+                    }
                 }
             }
+            swap(&xr, &yr)
+            swap(&xi, &yi)
+            at &+= half
+            length = half
+            stride &*= 2
+        }
+        if xr != re {
+            re.update(from: xr, count: size)
+            im.update(from: xi, count: size)
         }
     }
 }
@@ -72,8 +117,9 @@ final class AACFFT {
 final class AACIMDCT {
     let length: Int
     private let fft: AACFFT
-    private let preRe: [Float], preIm: [Float]
-    private let postRe: [Float], postIm: [Float]
+    /// The rotations before and after the FFT: cos and sin of π(4k + 1)/(4M) (scaled), of πk/M.
+    private let preRe: UnsafeMutablePointer<Float>, preIm: UnsafeMutablePointer<Float>
+    private let postRe: UnsafeMutablePointer<Float>, postIm: UnsafeMutablePointer<Float>
     private let re: UnsafeMutablePointer<Float>, im: UnsafeMutablePointer<Float>
     private let dct: UnsafeMutablePointer<Float>
 
@@ -81,11 +127,17 @@ final class AACIMDCT {
         length = n
         let m = n / 2, h = n / 4
         fft = AACFFT(size: h)
-        let pre = (0..<h).map { Double.pi * Double(4 * $0 + 1) / Double(4 * m) }
-        preRe = pre.map { Float(cos($0) * scale) }
-        preIm = pre.map { Float(sin($0) * scale) }
-        postRe = (0..<h).map { Float(cos(Double.pi * Double($0) / Double(m))) }
-        postIm = (0..<h).map { Float(sin(Double.pi * Double($0) / Double(m))) }
+        preRe = .allocate(capacity: h)
+        preIm = .allocate(capacity: h)
+        postRe = .allocate(capacity: h)
+        postIm = .allocate(capacity: h)
+        for k in 0..<h {
+            let pre = Double.pi * Double(4 * k + 1) / Double(4 * m), post = Double.pi * Double(k) / Double(m)
+            preRe[k] = Float(cos(pre) * scale)
+            preIm[k] = Float(sin(pre) * scale)
+            postRe[k] = Float(cos(post))
+            postIm[k] = Float(sin(post))
+        }
         re = .allocate(capacity: h)
         im = .allocate(capacity: h)
         dct = .allocate(capacity: m)
@@ -95,6 +147,10 @@ final class AACIMDCT {
         re.deallocate()
         im.deallocate()
         dct.deallocate()
+        preRe.deallocate()
+        preIm.deallocate()
+        postRe.deallocate()
+        postIm.deallocate()
     }
 
     /// `length / 2` coefficients in, `length` samples out.
@@ -120,26 +176,19 @@ final class AACIMDCT {
     /// u[n] = scale · Σ_k X[k]·cos(π/M·(n + ½)(k + ½)), M = length / 2, into `dct`.
     private func dctIV(_ x: UnsafePointer<Float>) {
         let n = length, m = n / 2, h = n / 4
-        preRe.withUnsafeBufferPointer { pr in
-            preIm.withUnsafeBufferPointer { pi in
-                for k in 0..<h {
-                    // (a + ib)·e^(−iθ)
-                    let a = x[2 &* k], b = x[m &- 1 &- 2 &* k]
-                    re[k] = a * pr[k] + b * pi[k]
-                    im[k] = b * pr[k] - a * pi[k]
-                }
-            }
+        let pr = preRe, pi = preIm, cr = postRe, ci = postIm, re = self.re, im = self.im, dct = self.dct
+        for k in 0..<h {
+            // (a + ib)·e^(−iθ)
+            let a = x[2 &* k], b = x[m &- 1 &- 2 &* k]
+            re[k] = a * pr[k] + b * pi[k]
+            im[k] = b * pr[k] - a * pi[k]
         }
         fft.forward(re, im)
-        postRe.withUnsafeBufferPointer { cr in
-            postIm.withUnsafeBufferPointer { ci in
-                for k in 0..<h {
-                    let tr = re[k] * cr[k] + im[k] * ci[k]
-                    let ti = im[k] * cr[k] - re[k] * ci[k]
-                    dct[2 &* k] = tr
-                    dct[m &- 1 &- 2 &* k] = -ti
-                }
-            }
+        for k in 0..<h {
+            let tr = re[k] * cr[k] + im[k] * ci[k]
+            let ti = im[k] * cr[k] - re[k] * ci[k]
+            dct[2 &* k] = tr
+            dct[m &- 1 &- 2 &* k] = -ti
         }
     }
 }
