@@ -171,10 +171,13 @@ extension SBRDecoder {
         // Gains (§4.6.18.7.4): per limiter band, the gains are capped at the limiter's
         // multiple of the band's mean gain, then all raised together (at most 4 dB) to keep
         // the band's energy.
-        let limiterGain: [Float] = [0.70795, 1.0, 1.41254, 10_000_000_000]
-        let maxGain = limiterGain[header?.limiterGains ?? 2]
+        let maxGain = Self.limiterGains[header?.limiterGains ?? 2]
         for l in 0..<envelopes {
             let row = l * 64
+            // Bands past the last limiter band (above the last patch) stay silent.
+            (s.gain + row).update(repeating: 0, count: 64)
+            (s.noiseLevel + row).update(repeating: 0, count: 64)
+            (s.sineLevel + row).update(repeating: 0, count: 64)
             let noisy: Float = l == c.transient || l == c.previousTransient ? 0 : 1
             for b in 0..<t.limiterCount {
                 let lo = t.limiter[b] - kx, hiBand = t.limiter[b + 1] - kx
@@ -227,7 +230,6 @@ extension SBRDecoder {
         let s = scratch
         let kx = t.kx, m = t.m
         let smoothing = (header?.smoothingMode ?? 1) == 0 ? 4 : 0
-        let hSmooth: [Float] = [0.33333333333333, 0.30150283239582, 0.21816949906249, 0.11516383427084, 0.03183050093751]
         let gh = c.gainHistory, qh = c.noiseHistory
         let first = 2 * c.borders[0]
         yr.update(repeating: 0, count: 38 * 64)
@@ -258,7 +260,8 @@ extension SBRDecoder {
 
         var noiseIndex = c.noiseIndex, sineIndex = c.sineIndex
         let noise = SBRTables.noise
-        var gFilt = [Float](repeating: 0, count: 64), qFilt = [Float](repeating: 0, count: 64)
+        let gFilt = s.filteredGain, qFilt = s.filteredNoise
+        let hSmooth = Self.smoothing
         for l in 0..<c.envelopeCount {
             let transient = l == c.transient || l == c.previousTransient
             let sines = s.sineLevel + l * 64
@@ -306,6 +309,12 @@ extension SBRDecoder {
         c.noiseIndex = noiseIndex
         c.sineIndex = sineIndex
     }
+
+    /// The limiter's ceiling on a band's gain over the limiter band's mean, by
+    /// bs_limiter_gains: −3, 0, +3 dB and none (§4.6.18.7.4).
+    static let limiterGains: [Float] = [0.70795, 1.0, 1.41254, 10_000_000_000]
+    /// h_smooth, the gain smoothing filter over the current slot and the 4 before (§4.6.18.7.5).
+    static let smoothing: [Float] = [0.33333333333333, 0.30150283239582, 0.21816949906249, 0.11516383427084, 0.03183050093751]
 
     @inline(__always)
     private func hr(_ s: SBRScratch, _ band: Int, _ slot: Int) -> Float { s.highReal[band * 40 + slot + 2] }

@@ -40,7 +40,8 @@ extension SBRDecoder {
             let stored = r.read(10)
             guard !r.overrun, Self.crc10(r, count: r.bitsLeft) == stored else { throw .crc }
         }
-        if r.bit() {
+        headerInPayload = r.bit()
+        if headerInPayload {
             let h = SBRHeader(&r)
             guard !r.overrun else { throw .truncated }
             try apply(h)
@@ -70,6 +71,8 @@ extension SBRDecoder {
             reset = true
             kx = t.kx
             m = t.m
+            // A reset starts the noise table afresh (f_IndexNoise = 0, §4.6.18.7.5).
+            for c in channels { c.noiseIndex = 0 }
         } else if let t = tables, old!.limiterBands != h.limiterBands {
             tables = t.withLimiterBands(h.limiterBands)
         }

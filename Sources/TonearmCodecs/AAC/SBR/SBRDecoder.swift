@@ -55,6 +55,8 @@ final class SBRDecoder {
     /// The PS payload of the last frame (EXTENSION_ID_PS), MSB first, for a PS decoder.
     var psBytes = [UInt8](repeating: 0, count: 270)
     var psBitCount = 0
+    /// Whether the last payload carried a header.
+    var headerInPayload = false
     /// Why the last payload was refused, nil when it was read.
     private(set) var lastError: SBRPayloadError?
 
@@ -79,6 +81,7 @@ final class SBRDecoder {
     @discardableResult
     func parse(_ base: UnsafePointer<UInt8>, bitPosition: Int, bitCount: Int, crc: Bool, elementIsPair: Bool) -> Bool {
         reset = false
+        headerInPayload = false
         previousKx = kx
         previousM = m
         pushed = true
@@ -230,6 +233,9 @@ final class SBRScratch {
     let gain: UnsafeMutablePointer<Float>
     let noiseLevel: UnsafeMutablePointer<Float>
     let sineLevel: UnsafeMutablePointer<Float>
+    /// One slot's smoothed gains and noise levels.
+    let filteredGain: UnsafeMutablePointer<Float>
+    let filteredNoise: UnsafeMutablePointer<Float>
     /// S_IndexMapped (row l + 1 for envelope l; row 0 is the previous frame's) and S_Mapped.
     var sineIndexMapped = [Bool](repeating: false, count: 6 * 64)
     var sineMapped = [Bool](repeating: false, count: 5 * 64)
@@ -247,8 +253,9 @@ final class SBRScratch {
         synthesisReal = buffer(64); synthesisImag = buffer(64)
         origMapped = buffer(5 * 64); noiseMapped = buffer(5 * 64); current = buffer(5 * 64)
         gain = buffer(5 * 64); noiseLevel = buffer(5 * 64); sineLevel = buffer(5 * 64)
+        filteredGain = buffer(64); filteredNoise = buffer(64)
         all = [lowReal, lowImag, highReal, highImag, alpha0, alpha1, synthesisReal, synthesisImag,
-               origMapped, noiseMapped, current, gain, noiseLevel, sineLevel]
+               origMapped, noiseMapped, current, gain, noiseLevel, sineLevel, filteredGain, filteredNoise]
     }
 
     deinit { for p in all { p.deallocate() } }

@@ -13,6 +13,9 @@ struct SBRHeader: Equatable, Sendable {
     var limiterGains = 2
     var interpolateFrequency = 1
     var smoothingMode = 1
+    /// Whether the header sent the optional groups (bs_header_extra_1, bs_header_extra_2).
+    var extra1 = false
+    var extra2 = false
 
     init() {}
 
@@ -34,7 +37,8 @@ struct SBRHeader: Equatable, Sendable {
         stopFrequency = r.read(4)
         crossoverBand = r.read(3)
         r.skip(2)  // bs_reserved
-        let extra1 = r.bit(), extra2 = r.bit()
+        extra1 = r.bit()
+        extra2 = r.bit()
         if extra1 {
             frequencyScale = r.read(2)
             alterScale = r.read(1)
