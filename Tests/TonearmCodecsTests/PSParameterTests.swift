@@ -306,3 +306,48 @@ final class PSParameterTests: XCTestCase {
         }
     }
 }
+
+extension PSParameterTests {
+    /// The fixtures' payloads with bits flipped, cut short or run long: no trap, and a refused
+    /// payload leaves exactly the last parameters held over the frame (``PSParameters/keep()``).
+    func testMutatedPayloadsAreRefusedCleanly() throws {
+        var state: UInt64 = 0x2545F4914F6CDD1D
+        func next(_ n: Int) -> Int {
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            return Int(state % UInt64(max(1, n)))
+        }
+        var refused = 0, read = 0
+        var lr = [Float](repeating: 0, count: 32 * 64), li = lr, rr = lr, ri = lr
+        var xr = [Float](repeating: 0, count: 38 * 64), xi = xr
+        for i in xr.indices { xr[i] = Float(next(2001) - 1000) / 1000; xi[i] = Float(next(2001) - 1000) / 1000 }
+        for path in try Self.psFixtures() {
+            let payloads = try Self.payloads(path)
+            let d = PSDecoder()
+            for round in 0..<60 {
+                for payload in payloads {
+                    var bytes = payload.bytes
+                    var bits = payload.bits
+                    switch round % 3 {
+                    case 0: for _ in 0..<1 + next(4) where !bytes.isEmpty { bytes[next(bytes.count)] ^= UInt8(1 << next(8)) }
+                    case 1: bits = next(bits + 1)
+                    default: bytes += (0..<next(8)).map { _ in UInt8(next(256)) }; bits = bytes.count * 8 - next(8)
+                    }
+                    let before = d.parameters
+                    if d.parse(bytes, bitCount: bits) {
+                        read += 1
+                    } else {
+                        refused += 1
+                        var expected = before
+                        expected.keep()
+                        XCTAssertEqual(d.parameters, expected)
+                    }
+                    d.process(inputReal: xr, inputImag: xi, bandLimit: 20 + next(45),
+                              leftReal: &lr, leftImag: &li, rightReal: &rr, rightImag: &ri)
+                }
+                XCTAssertTrue((lr + li + rr + ri).allSatisfy { $0.isFinite })
+            }
+        }
+        XCTAssertGreaterThan(refused, 100)
+        XCTAssertGreaterThan(read, 100)
+    }
+}
