@@ -4,7 +4,7 @@ import XCTest
 import Tonearm
 import TonearmTestSupport
 
-/// ps_data parsing (ISO/IEC 14496-3 §8.4, §8.6.4.5): payloads written here bit by bit with the
+/// ps_data parsing (ISO/IEC 14496-3 §8.4, §8.6.4): payloads written here bit by bit with the
 /// standard's Huffman tables, and the PS payloads of the HE-AAC v2 fixtures (Tests/Fixtures/
 /// aache/ps_*, by tools/aac_sbr_forge.py), counted as the generator's inventory counts what it
 /// wrote.
@@ -170,7 +170,7 @@ final class PSParameterTests: XCTestCase {
         XCTAssertEqual(d.parameters.envelopeCount, 1)
     }
 
-    /// Index mapping between resolutions (Tables 8.46, 8.47): means truncated toward zero.
+    /// Index mapping between resolutions (the index mapping of §8.6.4): means truncated toward zero.
     func testParameterBandMapping() {
         var values = [Int8](repeating: 0, count: 5 * 34)
         for b in 0..<34 { values[b] = Int8(b % 7 - 3) }

@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import TonearmCodecs
 
-/// The signal path of parametric stereo (ISO/IEC 14496-3 §8.6.4.3–8.6.4.6): the hybrid filter
+/// The signal path of parametric stereo (ISO/IEC 14496-3 §8.6.4): the hybrid filter
 /// bank, the decorrelator and the mixing, each against what the standard defines.
 final class PSProcessingTests: XCTestCase {
     /// A QMF matrix, 38 slots × 64 bands slot-major, for the decoder's input.
@@ -182,7 +182,7 @@ final class PSProcessingTests: XCTestCase {
     }
 
     /// The transient detector: a band whose power drops from 1 to 0.01 is attenuated after the
-    /// drop by smoothed power / (1.5 · smoothed peak excess), as §8.6.4.4.2 defines them.
+    /// drop by smoothed power / (1.5 · smoothed peak excess), as §8.6.4 defines them.
     func testTransientAttenuation() {
         let d = PSDecoder()
         d.parameters.headerSeen = true
@@ -297,7 +297,7 @@ final class PSProcessingTests: XCTestCase {
         }
     }
 
-    /// The mixing matrices at points the formulas of §8.6.4.6.2 give in closed form, and
+    /// The mixing matrices at points the formulas of §8.6.4 give in closed form, and
     /// their power: H11² + H12² + H21² + H22² = c1² + c2² = 2 everywhere, for R_a and R_b.
     func testMixingMatrixValues() {
         func h(_ t: [Float], _ iid: Int, _ icc: Int) -> [Double] { (0..<4).map { Double(t[(iid * 8 + icc) * 4 + $0]) } }

@@ -1,4 +1,4 @@
-// Decorrelation (ISO/IEC 14496-3 §8.6.4.4): the decorrelated signal d is the mono signal
+// Decorrelation (ISO/IEC 14496-3 §8.6.4): the decorrelated signal d is the mono signal
 // through a band-dependent filter, attenuated where a transient would smear:
 // - the lowest hybrid bands (30 at 10/20 bands, 50 at 34) through a delay of 2 slots, a
 //   fractional delay and a chain of 3 all-pass links (delays 3, 4, 5 slots, each with its own

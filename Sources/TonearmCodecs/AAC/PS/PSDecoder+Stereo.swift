@@ -1,4 +1,4 @@
-// Stereo processing (ISO/IEC 14496-3 §8.6.4.6): per parameter band and envelope, a 2 × 2
+// Stereo processing (ISO/IEC 14496-3 §8.6.4): per parameter band and envelope, a 2 × 2
 // matrix H mixes the mono signal s and the decorrelated d into left and right,
 //   l = H11·s + H21·d,  r = H12·s + H22·d,
 // from the IID and ICC (mixing procedure R_a for icc_mode 0–2, R_b for 3–5) and, with
@@ -122,7 +122,7 @@ extension PSDecoder {
 
     /// Indices coded at `from` parameter bands (10, 20 or 34; 5, 11 or 17 for IPD/OPD) at
     /// the frame's resolution (20 or 34 bands; the first 11 or 17 when not `full`), each the
-    /// mean of its sources truncated toward zero (Tables 8.46 and 8.47); a band whose source
+    /// mean of its sources truncated toward zero (the index mapping of §8.6.4); a band whose source
     /// was not coded is 0.
     static func map(_ values: [Int8], from: Int, is34: Bool, full: Bool, envelopes: Int, into out: inout [Int]) {
         let source = from == 5 || from == 10 ? 10 : from == 11 || from == 20 ? 20 : 34

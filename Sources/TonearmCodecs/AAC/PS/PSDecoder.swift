@@ -31,6 +31,8 @@
 /// of the mixing matrix starts each envelope negated.
 final class PSDecoder {
     var parameters = PSParameters()
+    /// A payload is read into this copy, which takes the place of ``parameters`` when valid.
+    private var staging = PSParameters()
     /// Why the last payload was refused, nil when it was read.
     private(set) var lastError: PSParameters.Failure?
     private var parsed = false
@@ -51,8 +53,10 @@ final class PSDecoder {
     func parse(_ bytes: UnsafeBufferPointer<UInt8>, bitCount: Int) -> Bool {
         var r = PSBits(bytes, bitCount: bitCount)
         parsed = true
+        staging.assign(parameters)
         do {
-            try parameters.read(&r)
+            try staging.read(&r)
+            swap(&parameters, &staging)
             lastError = nil
             return true
         } catch {
@@ -65,6 +69,7 @@ final class PSDecoder {
     /// Back to the state before the first frame (after a seek).
     func reset() {
         parameters = PSParameters()
+        staging = PSParameters()
         lastError = nil
         parsed = false
         hybrid.reset()
@@ -82,8 +87,10 @@ final class PSDecoder {
         if !parsed { parameters.keep() }
         parsed = false
         guard parameters.headerSeen else {
-            for p in [leftReal, rightReal] { p.update(from: inputReal, count: 32 * 64) }
-            for p in [leftImag, rightImag] { p.update(from: inputImag, count: 32 * 64) }
+            leftReal.update(from: inputReal, count: 32 * 64)
+            rightReal.update(from: inputReal, count: 32 * 64)
+            leftImag.update(from: inputImag, count: 32 * 64)
+            rightImag.update(from: inputImag, count: 32 * 64)
             return
         }
         let p = parameters, w = work
@@ -165,10 +172,12 @@ final class PSWork {
     func clearAbove(_ limit: Int, is34: Bool) {
         let bands = PSHybrid.bandCount(is34: is34)
         let top = max(0, min(bands, limit + bands - 64))
-        for p in [delayRe, delayIm] { (p + top * Self.delaySpan).update(repeating: 0, count: (bands - top) * Self.delaySpan) }
+        (delayRe + top * Self.delaySpan).update(repeating: 0, count: (bands - top) * Self.delaySpan)
+        (delayIm + top * Self.delaySpan).update(repeating: 0, count: (bands - top) * Self.delaySpan)
         let allpass = is34 ? 50 : 30
         if top < allpass {
-            for p in [linkRe, linkIm] { (p + top * 3 * Self.linkSpan).update(repeating: 0, count: (allpass - top) * 3 * Self.linkSpan) }
+            (linkRe + top * 3 * Self.linkSpan).update(repeating: 0, count: (allpass - top) * 3 * Self.linkSpan)
+            (linkIm + top * 3 * Self.linkSpan).update(repeating: 0, count: (allpass - top) * 3 * Self.linkSpan)
         }
     }
 }

@@ -1,5 +1,5 @@
 /// The hybrid analysis and synthesis filter banks of parametric stereo (ISO/IEC 14496-3
-/// §8.6.4.3): the lowest QMF bands are split again for a finer frequency resolution where
+/// §8.6.4): the lowest QMF bands are split again for a finer frequency resolution where
 /// the ear has it.
 ///
 /// - 10 and 20 parameter bands: QMF band 0 into 8 (of which the two pairs nearest the band's

@@ -1,10 +1,10 @@
 /// The parametric stereo parameters of one frame, and what the next frame's deltas and
-/// headers build on (ISO/IEC 14496-3 §8.4, ps_data; §8.6.4.5, their decoding).
+/// headers build on (ISO/IEC 14496-3 §8.4, ps_data; §8.6.4, their decoding).
 ///
 /// The values are indices as coded: IID −7…7 (default quantisation) or −15…15 (fine), ICC
 /// 0…7, IPD and OPD 0…7. Envelope e covers QMF slots borders[e] + 1 … borders[e + 1]
 /// (borders[0] = −1), and the last border is always slot 31: a frame whose last envelope ends
-/// earlier, or that has none, gets one more envelope that repeats the last values (§8.6.4.5.2).
+/// earlier, or that has none, gets one more envelope that repeats the last values (§8.6.4).
 struct PSParameters: Equatable, Sendable {
     /// The most envelopes a frame has, the one added to reach the frame's end included.
     static let maximumEnvelopes = 5
@@ -31,7 +31,7 @@ struct PSParameters: Equatable, Sendable {
     /// num_env as coded (0…4), before the envelope that reaches the frame's end is added.
     var codedEnvelopeCount = 0
     /// Per parameter (IID, ICC, IPD, OPD), bit e set when envelope e was coded in time direction.
-    var timeCoded: [UInt8] = [0, 0, 0, 0]
+    var timeCoded = SIMD4<UInt8>()
     /// [envelope × 34 + band].
     var iid = [Int8](repeating: 0, count: maximumEnvelopes * bands)
     var icc = [Int8](repeating: 0, count: maximumEnvelopes * bands)
@@ -60,26 +60,27 @@ struct PSParameters: Equatable, Sendable {
         case truncated
     }
 
-    /// Reads one ps_data (Table 8.1) over these parameters, which it updates only when the
-    /// whole payload is valid.
+    /// Takes `other`'s values into this value's own arrays, so that a decoder can read a
+    /// payload into a spare copy of its parameters (and drop it if the payload is refused)
+    /// without allocating.
+    mutating func assign(_ other: PSParameters) {
+        var (iid, icc, ipd, opd, borders) = (self.iid, self.icc, self.ipd, self.opd, self.borders)
+        self = other
+        // The old arrays are now only the locals': overwritten in place, then taken back.
+        func take<T>(_ mine: inout [T], _ theirs: [T]) -> [T] {
+            for i in mine.indices { mine[i] = theirs[i] }
+            return mine
+        }
+        self.iid = take(&iid, other.iid)
+        self.icc = take(&icc, other.icc)
+        self.ipd = take(&ipd, other.ipd)
+        self.opd = take(&opd, other.opd)
+        self.borders = take(&borders, other.borders)
+    }
+
+    /// Reads one ps_data() into these parameters. When it throws, they are left part read:
+    /// read into a copy (see ``assign(_:)``).
     mutating func read(_ r: inout PSBits) throws(Failure) {
-        var p = self
-        try p.readData(&r)
-        self = p
-    }
-
-    /// What a frame without valid parameters does: no new envelope, so the last values hold
-    /// over the whole frame (num_env 0 of §8.6.4.5.2).
-    mutating func keep() {
-        previousEnvelopeCount = envelopeCount
-        envelopeCount = 0
-        codedEnvelopeCount = 0
-        timeCoded = [0, 0, 0, 0]
-        was34 = is34
-        completeEnvelopes()
-    }
-
-    private mutating func readData(_ r: inout PSBits) throws(Failure) {
         if r.bit() == 1 {
             enableIID = r.bit() == 1
             if enableIID {
@@ -100,7 +101,7 @@ struct PSParameters: Equatable, Sendable {
         previousEnvelopeCount = envelopeCount
         envelopeCount = [[0, 1, 2, 4], [1, 2, 3, 4]][frameClass][r.read(2)]
         codedEnvelopeCount = envelopeCount
-        timeCoded = [0, 0, 0, 0]
+        timeCoded = .zero
         borders[0] = -1
         for e in stride(from: 1, through: envelopeCount, by: 1) {
             if frameClass == 1 {
@@ -116,7 +117,7 @@ struct PSParameters: Equatable, Sendable {
             let fine = fineIID, limit = fine ? 15 : 7
             for e in 0..<envelopeCount {
                 let dt = r.bit() == 1
-                if dt { timeCoded[0] |= 1 << e }
+                if dt { timeCoded[0] |= 1 << UInt8(e) }
                 let code = fine ? (dt ? PSHuffman.iidFineTime : PSHuffman.iidFineFrequency)
                     : (dt ? PSHuffman.iidDefaultTime : PSHuffman.iidDefaultFrequency)
                 try readDeltas(&r, &iid, e, iidBands, dt, code, modulo: false) { abs($0) <= limit }
@@ -127,7 +128,7 @@ struct PSParameters: Equatable, Sendable {
         if enableICC {
             for e in 0..<envelopeCount {
                 let dt = r.bit() == 1
-                if dt { timeCoded[1] |= 1 << e }
+                if dt { timeCoded[1] |= 1 << UInt8(e) }
                 try readDeltas(&r, &icc, e, iccBands, dt, dt ? PSHuffman.iccTime : PSHuffman.iccFrequency, modulo: false) {
                     $0 >= 0 && $0 <= 7
                 }
@@ -172,16 +173,27 @@ struct PSParameters: Equatable, Sendable {
         }
     }
 
-    /// ps_extension with ps_extension_id 0 (Table 8.5): IPD and OPD per envelope.
+    /// What a frame without valid parameters does: no new envelope, so the last values hold
+    /// over the whole frame (num_env 0 of §8.6.4).
+    mutating func keep() {
+        previousEnvelopeCount = envelopeCount
+        envelopeCount = 0
+        codedEnvelopeCount = 0
+        timeCoded = .zero
+        was34 = is34
+        completeEnvelopes()
+    }
+
+    /// ps_extension() with ps_extension_id 0: IPD and OPD per envelope.
     private mutating func readPhases(_ r: inout PSBits) throws(Failure) {
         enableIPDOPD = r.bit() == 1
         if enableIPDOPD {
             for e in 0..<envelopeCount {
                 var dt = r.bit() == 1
-                if dt { timeCoded[2] |= 1 << e }
+                if dt { timeCoded[2] |= 1 << UInt8(e) }
                 try readDeltas(&r, &ipd, e, ipdBands, dt, dt ? PSHuffman.ipdTime : PSHuffman.ipdFrequency, modulo: true) { _ in true }
                 dt = r.bit() == 1
-                if dt { timeCoded[3] |= 1 << e }
+                if dt { timeCoded[3] |= 1 << UInt8(e) }
                 try readDeltas(&r, &opd, e, ipdBands, dt, dt ? PSHuffman.opdTime : PSHuffman.opdFrequency, modulo: true) { _ in true }
             }
         }
@@ -190,7 +202,7 @@ struct PSParameters: Equatable, Sendable {
 
     /// One envelope's values: in time direction each band's delta is from the same band of
     /// the previous envelope (the last frame's last one for the first), in frequency direction
-    /// from the band below (0 for the first). IPD and OPD wrap modulo 8 (§8.6.4.5.1).
+    /// from the band below (0 for the first). IPD and OPD wrap modulo 8 (§8.6.4).
     private func readDeltas(_ r: inout PSBits, _ values: inout [Int8], _ e: Int, _ count: Int, _ dt: Bool,
                             _ code: PSHuffman, modulo: Bool, valid: (Int) -> Bool) throws(Failure) {
         let previous = max(e > 0 ? e - 1 : previousEnvelopeCount - 1, 0)

@@ -1,6 +1,6 @@
 import Foundation
 
-// Normative data of parametric stereo (ISO/IEC 14496-3 subpart 8, §8.6.4 and Annex 8.A/8.B),
+// Normative data of parametric stereo (ISO/IEC 14496-3 subpart 8, §8.6.4; the Huffman tables of Annex 8.B),
 // written in Tonearm's own form. Where the standard defines a table by a formula (the
 // modulated hybrid filters, the fractional delays, the dequantised mixing matrices and the
 // phase smoothing), the table is computed here from the formula and the standard's constants.
@@ -60,7 +60,7 @@ enum PSTables {
     static let opdFrequency: [UInt32] = [0x01_00001, 0x03_00001, 0x04_00006, 0x04_00004, 0x05_0000F, 0x05_0000E, 0x04_00005, 0x03_00000]
     static let opdTime: [UInt32] = [0x01_00001, 0x03_00002, 0x04_00001, 0x05_00007, 0x05_00006, 0x04_00000, 0x04_00002, 0x03_00003]
 
-    // MARK: Quantisation (§8.6.4.5, the IID and ICC tables)
+    // MARK: Quantisation (§8.6.4, the IID and ICC tables)
 
     /// IID in dB, default quantisation: indices −7…7.
     static let iidDefaultDecibels: [Double] = [-25, -18, -14, -10, -7, -4, -2, 0, 2, 4, 7, 10, 14, 18, 25]
@@ -72,7 +72,7 @@ enum PSTables {
     /// ICC, indices 0…7.
     static let icc: [Double] = [1, 0.937, 0.84118, 0.60092, 0.36764, 0, -0.589, -1]
 
-    // MARK: Hybrid filter bank (§8.6.4.3)
+    // MARK: Hybrid filter bank (§8.6.4)
 
     /// The first seven taps of the 13-tap prototype filters (symmetric about tap 6): g0 for the
     /// 8-band split (10/20 bands) and the 12-band split (34), g1 for the 8-band split of the
@@ -136,7 +136,7 @@ enum PSTables {
         33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33,
     ]
 
-    // MARK: Parameter band mapping (Tables 8.46 and 8.47)
+    // MARK: Parameter band mapping (the index mapping of §8.6.4)
 
     // Each entry lists the source bands whose mean (of indices: truncated toward zero) gives
     // one band of the target resolution; a band listed twice weighs double.
@@ -154,7 +154,7 @@ enum PSTables {
         [11], [12], [13], [14], [14], [15], [15], [16], [16], [17], [17], [18], [18], [18], [18], [19], [19],
     ]
 
-    // MARK: Decorrelation (§8.6.4.4)
+    // MARK: Decorrelation (§8.6.4)
 
     /// The all-pass links' filter coefficients a(m), fractional delays q(m) and delays d(m).
     static let allpassCoefficient: [Float] = [0.65143905753106, 0.56471812200776, 0.48954165955695]
@@ -167,8 +167,8 @@ enum PSTables {
     static let smoothing: Float = 0.25
     static let transientImpact: Float = 1.5
 
-    /// The centre frequency of the all-pass bands in QMF bands: the hybrid bands' (Tables 8.48
-    /// and 8.49 give them in eighths and 24ths), then k − 6.5 or k − 26.5 for the QMF bands.
+    /// The centre frequency f of each all-pass band, in QMF bands: the hybrid bands' (in eighths
+    /// of a band at 10/20 bands, in 24ths at 34), then k − 6.5 or k − 26.5 for the QMF bands.
     static func centreFrequency(_ k: Int, is34: Bool) -> Double {
         if is34 {
             let hybrid: [Double] = [
@@ -203,7 +203,7 @@ enum PSTables {
     static let phases20 = fractionalPhases(is34: false)
     static let phases34 = fractionalPhases(is34: true)
 
-    // MARK: Mixing matrices (§8.6.4.6)
+    // MARK: Mixing matrices (§8.6.4)
 
     /// H11, H12, H21, H22 for each IID and ICC index, [iid][icc][4]: mixing procedure R_a
     /// (icc_mode 0–2) or R_b (3–5), default (15 IID steps) or fine (31) quantisation.
@@ -242,7 +242,7 @@ enum PSTables {
     static let mixingB = mixing(fine: false, procedureB: true)
     static let mixingBFine = mixing(fine: true, procedureB: true)
 
-    /// The smoothed IPD/OPD phase (§8.6.4.6.3): the unit vector of
+    /// The smoothed IPD/OPD phase (§8.6.4): the unit vector of
     /// ¼·e^(iπ·p0/4) + ½·e^(iπ·p1/4) + e^(iπ·p2/4) for the indices of the frame before last, the
     /// last frame and this one, at p0·64 + p1·8 + p2, as (re, im) pairs.
     static let smoothedPhase: [Float] = {
