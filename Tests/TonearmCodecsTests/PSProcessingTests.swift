@@ -315,6 +315,31 @@ final class PSProcessingTests: XCTestCase {
         }
     }
 
+    /// After ``PSDecoder/reset()`` the decoder gives what a new one gives.
+    func testResetStartsAfresh() {
+        let payloads = [payload(iidMode: 2, iid: 3, iccMode: 5, icc: 4, ipd: 3, opd: 6), payload(iidMode: 1, iid: -2, iccMode: 1, icc: 6)]
+        var noise = Noise()
+        let inputs = (0..<6).map { _ in (0..<(38 * 64)).map { _ in noise.next() } }
+        func run(_ d: PSDecoder) -> [Float] {
+            var lr = [Float](repeating: 0, count: 32 * 64), li = lr, rr = lr, ri = lr
+            var out = [Float]()
+            for (i, x) in inputs.enumerated() {
+                let w = payloads[i / 3]
+                d.parse(w.bytes, bitCount: w.bits.count)
+                d.process(inputReal: x, inputImag: x.reversed(), bandLimit: 40,
+                          leftReal: &lr, leftImag: &li, rightReal: &rr, rightImag: &ri)
+                out += lr + li + rr + ri
+            }
+            return out
+        }
+        let d = PSDecoder()
+        let first = run(d)
+        d.reset()
+        XCTAssertEqual(run(d), first)
+        XCTAssertEqual(run(PSDecoder()), first)
+        XCTAssertNotEqual(run(d), first)
+    }
+
     /// Garbage payloads and inputs never trap.
     func testNoPayloadCrashes() {
         var noise = Noise()

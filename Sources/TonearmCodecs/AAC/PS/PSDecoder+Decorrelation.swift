@@ -5,8 +5,9 @@
 //   fractional delay), whose coefficients decay above band 10 (32) by 0.05 a band;
 // - the middle bands (up to 42, 62) through a delay of 14 slots;
 // - the highest through a delay of 1 slot.
-// The transient detector follows each parameter band's power with a decaying peak and
-// attenuates d where the peak stands far above the smoothed power.
+// The transient detector follows each parameter band's power with a decaying peak; after a
+// transient, while the peak decays above the power, it attenuates d by the smoothed power
+// over 1.5 × the smoothed excess of the peak, where that is below 1.
 
 extension PSDecoder {
     func decorrelate(_ p: PSParameters) {
@@ -43,6 +44,7 @@ extension PSDecoder {
         }
 
         let phases = is34 ? PSTables.phases34 : PSTables.phases20
+        let linkDelay = PSTables.linkDelay
         let span = PSWork.delaySpan, history = span - 32, linkSpan = PSWork.linkSpan
         for k in 0..<bands {
             // The band's delay line: its last 14 slots, then this frame's.
@@ -80,7 +82,7 @@ extension PSDecoder {
                 var inIm = xr * phi.im + xi * phi.re
                 for m in 0..<3 {
                     let lRe = linkRe + m * linkSpan, lIm = linkIm + m * linkSpan
-                    let at = n + 5 - PSTables.linkDelay[m]
+                    let at = n + 5 - linkDelay[m]
                     let lr = lRe[at], li = lIm[at]
                     let outR = lr * qRe[m] - li * qIm[m] - a[m] * inRe
                     let outI = lr * qIm[m] + li * qRe[m] - a[m] * inIm

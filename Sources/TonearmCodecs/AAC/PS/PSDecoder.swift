@@ -10,25 +10,29 @@
 ///    right channel).
 ///
 /// The input is the whole synthesis input X of §4.6.18.8, bands below k_x (the delayed core)
-/// included: 38 slots × 64 bands, slot-major, where slots 0…31 are the frame's and slots
-/// 32…37 the 6 that follow, of which only bands 0…4 are read. Those are X_Low's last 6 slots
-/// (the core's analysis runs 6 slots ahead of the synthesis input, t_HFAdj + the 8 slots of
-/// X_Low's history); the hybrid filters need them to be centred, so the decoder adds no delay
-/// and the output has the SBR decoder's delay. `bandLimit` is k_x + M, the top of the SBR
-/// range: above it the input is empty, and the decorrelator's delay lines there are cleared.
+/// included: 38 slots × 64 bands, slot-major. Slots 0…31 are the frame's; slots 32…37 are
+/// the 6 that follow, of which only bands 0…4 are read. The SBR decoder has them: synthesis
+/// slot n takes X_Low slot n + 2 (t_HFAdj), so X_Low's last 6 slots (34…39, the frame's
+/// analysis slots 26…31) are synthesis slots 32…37. The hybrid filters are centred on them,
+/// so PS adds no delay: the output keeps the SBR decoder's. `bandLimit` is k_x + M, the top
+/// of the SBR range: above it the input is empty, and the decorrelator's delay lines there
+/// are cleared.
 ///
 /// Until the first PS header, both outputs are the input. A payload that is invalid (a reserved
 /// mode, borders that go back, an index out of range, bits that run out) is refused: the last
-/// frame's parameters hold over the frame, as in a frame with no new envelope. Nothing a
-/// payload holds can make it trap or read outside it.
+/// frame's parameters hold over the frame, as in a frame with no new envelope (num_env 0); a
+/// frame with no payload does the same. Nothing a payload holds can make it trap or read
+/// outside it.
 ///
-/// Where the standard leaves a choice, the decoder does as FFmpeg's float decoder, the
-/// reference the fixtures were made against: time deltas read the previous envelope band for
-/// band whatever its resolution; IPD/OPD stay on (with the last values) when a new header
-/// turns the extension off; the phase smoothing runs over the first 11 (17) parameter bands
-/// at 20 (34) bands, the 5 IPD/OPD parameters of 10 bands mapped to 20 bands; and in the
-/// hybrid bands of negative frequency (20 bands: 0 and 1; 34 bands: 9…13) the imaginary part
-/// of the mixing matrix starts each envelope negated.
+/// Where FFmpeg's float decoder (the goldens' source) reads the standard its own way, this
+/// decoder does as it does: IPD/OPD stay on, with the last values, when a new header turns
+/// the extension off (ps_switch_44k's frames 11–13 differ by 0.2 otherwise); in the hybrid
+/// bands of negative frequency (0 and 1 at 20 bands, 9…13 at 34) the imaginary part of the
+/// mixing matrix starts each envelope negated and ends it as coded (the fixtures with IPD/OPD
+/// differ by up to 8e-3 otherwise, and by as much when it is negated throughout); the phase
+/// smoothing runs over the first 11 (17) parameter bands at 20 (34) bands, the 5 IPD/OPD
+/// parameters of 10 bands mapped to 20 bands; time deltas read the previous envelope band for
+/// band, whatever its resolution.
 final class PSDecoder {
     var parameters = PSParameters()
     /// A payload is read into this copy, which takes the place of ``parameters`` when valid.

@@ -2,9 +2,9 @@
 /// §8.6.4): the lowest QMF bands are split again for a finer frequency resolution where
 /// the ear has it.
 ///
-/// - 10 and 20 parameter bands: QMF band 0 into 8 (of which the two pairs nearest the band's
-///   edges are summed, giving 6), bands 1 and 2 into 2 each: 10 hybrid bands, then QMF bands
-///   3…63 as they are, 71 in all.
+/// - 10 and 20 parameter bands: QMF band 0 into 8, of which the four outer ones are summed in
+///   pairs of opposite frequency (±5/16 and ±7/16 cycles a slot), giving 6; bands 1 and 2 into
+///   2 each: 10 hybrid bands, then QMF bands 3…63 as they are, 71 in all.
 /// - 34 parameter bands: QMF band 0 into 12, band 1 into 8, bands 2, 3 and 4 into 4 each:
 ///   32 hybrid bands, then QMF bands 5…63, 91 in all.
 ///
@@ -68,8 +68,8 @@ final class PSHybrid {
                                   outRe + (20 + 4 * q) * 32, outIm + (20 + 4 * q) * 32)
             }
         } else {
-            // The 8-band split, then its bands in order of frequency: 6 and 7 lie below the
-            // QMF band's centre (negative frequencies), 2+5 and 3+4 are summed.
+            // The 8-band split, then its bands in order of frequency: 6 and 7 (−3/16 and −1/16
+            // cycles a slot) first, 0 and 1, then 2+5 and 3+4.
             let tRe = splitRe, tIm = splitIm
             Self.complexSplit(hr, hi, PSTables.filter8, bands: 8, tRe, tIm)
             for (k, parts) in Self.summed8.enumerated() {
@@ -80,8 +80,8 @@ final class PSHybrid {
                     outIm[k * 32 + n] = si
                 }
             }
-            // QMF band 1 is spectrally reversed against band 2: its high-pass half is the
-            // lower hybrid band.
+            // Odd QMF bands are spectrally inverted: in band 1 the high-pass half holds the
+            // lower frequencies, so it comes first.
             Self.realSplit(hr + span, hi + span, low: 7, high: 6, outRe, outIm)
             Self.realSplit(hr + 2 * span, hi + 2 * span, low: 8, high: 9, outRe, outIm)
         }
