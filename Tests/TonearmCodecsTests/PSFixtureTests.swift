@@ -1,0 +1,137 @@
+import Foundation
+import XCTest
+@testable import TonearmCodecs
+import Tonearm
+import TonearmTestSupport
+
+/// The HE-AAC v2 fixtures (Tests/Fixtures/aache/ps_*) end to end: the AAC decoder's core, the
+/// SBR decoder, and ``PSDecoder`` between SBR's HF adjustment and two synthesis banks, against
+/// ffmpeg's float decoder (the goldens, and ffmpeg's whole decode where it is installed).
+///
+/// The SBR decoder does not call PS yet; ``Harness`` does what it will do: after SBR's
+/// process of the mono channel it rebuilds the synthesis input X from SBR's X_Low and Y (as
+/// SBR's process builds it, with the 6 lookahead slots of the low bands), runs PS on it, and
+/// synthesizes left and right with banks of its own.
+final class PSFixtureTests: XCTestCase {
+    final class Harness: AACExtensionDecoder {
+        let sbr: SBRDecoder
+        let ps = PSDecoder()
+        let left = SBRSynthesisFilterbank(), right = SBRSynthesisFilterbank()
+        var output = [Float]()
+        var refused = 0
+        private var mono = [Float](repeating: 0, count: 2048)
+        private var xRe = [Float](repeating: 0, count: 38 * 64), xIm = [Float](repeating: 0, count: 38 * 64)
+        private var lRe = [Float](repeating: 0, count: 32 * 64), lIm = [Float](repeating: 0, count: 32 * 64)
+        private var rRe = [Float](repeating: 0, count: 32 * 64), rIm = [Float](repeating: 0, count: 32 * 64)
+        private var frame = [Float](repeating: 0, count: 2 * 2048)
+
+        init(rate: Int) { sbr = SBRDecoder(outputSampleRate: rate, channels: 1) }
+
+        func payload(type: Int, bits: AACBits, bitCount: Int, after: (kind: Int, tag: Int)?) {
+            guard type == 13 || type == 14 else { return }
+            guard sbr.parse(bits.base, bitPosition: bits.position, bitCount: min(bitCount, max(0, bits.bitsLeft)),
+                            crc: type == 14, elementIsPair: false) else { return }
+            if sbr.psBitCount > 0 && !ps.parse(Array(sbr.psBytes[0..<(sbr.psBitCount + 7) / 8]), bitCount: sbr.psBitCount) {
+                refused += 1
+            }
+        }
+
+        func process(core: UnsafeMutablePointer<Float>, channels: Int, frameLength: Int) {
+            sbr.process(channel: 0, core: core, output: &mono)
+            // X as SBR's process gave its synthesis bank, then the lookahead.
+            let c = sbr.channels[0], s = sbr.scratch
+            let xr = s.lowReal, xi = s.lowImag
+            let yr = c.yReal[c.current], yi = c.yImag[c.current]
+            let oldYr = c.yReal[c.current ^ 1], oldYi = c.yImag[c.current ^ 1]
+            let carried = max(2 * c.previousEnd - 32, 0)
+            for i in 0..<(38 * 64) { xRe[i] = 0; xIm[i] = 0 }
+            for slot in 0..<38 {
+                let old = slot < carried
+                let (low, high, top) = old ? (sbr.previousKx, sbr.previousKx, sbr.previousKx + sbr.previousM)
+                    : (sbr.kx, sbr.kx, sbr.kx + sbr.m)
+                for k in 0..<min(low, slot < 32 ? 32 : 5) {
+                    xRe[slot * 64 + k] = xr[k * 40 + slot + 2]
+                    xIm[slot * 64 + k] = xi[k * 40 + slot + 2]
+                }
+                guard slot < 32 else { continue }
+                for k in high..<min(top, 64) {
+                    xRe[slot * 64 + k] = old ? oldYr[(slot + 32) * 64 + k] : yr[slot * 64 + k]
+                    xIm[slot * 64 + k] = old ? oldYi[(slot + 32) * 64 + k] : yi[slot * 64 + k]
+                }
+            }
+            ps.process(inputReal: xRe, inputImag: xIm, bandLimit: sbr.kx + sbr.m,
+                       leftReal: &lRe, leftImag: &lIm, rightReal: &rRe, rightImag: &rIm)
+            frame.withUnsafeMutableBufferPointer { f in
+                for slot in 0..<32 {
+                    lRe.withUnsafeBufferPointer { re in lIm.withUnsafeBufferPointer { im in
+                        left.synthesize(real: re.baseAddress! + slot * 64, imag: im.baseAddress! + slot * 64, into: f.baseAddress! + slot * 64)
+                    } }
+                    rRe.withUnsafeBufferPointer { re in rIm.withUnsafeBufferPointer { im in
+                        right.synthesize(real: re.baseAddress! + slot * 64, imag: im.baseAddress! + slot * 64,
+                                         into: f.baseAddress! + 2048 + slot * 64)
+                    } }
+                }
+            }
+            for i in 0..<2048 { output.append(frame[i]); output.append(frame[2048 + i]) }
+        }
+    }
+
+    /// A fixture decoded through the harness, interleaved stereo.
+    static func decode(_ path: String) throws -> (samples: [Float], refused: Int) {
+        let stream = try XCTUnwrap(try PSParameterTests.facts(path)["stream"] as? [String: Any])
+        let coreRate = try XCTUnwrap(stream["coreRate"] as? Int)
+        let file = try AudioFile(path: path)
+        var format = try XCTUnwrap(try file.properties.dataFormat)
+        format.formatID = .mpeg4AAC
+        format.sampleRate = Double(coreRate)
+        format.channelsPerFrame = 1
+        let aac = try AACDecoder(format: format, magicCookie: try file.magicCookie, output: .float32)
+        let harness = Harness(rate: 2 * coreRate)
+        aac.extensionDecoder = harness
+        let buffer = try XCTUnwrap(PCMBuffer(format: aac.outputFormat, frameCapacity: 1024))
+        let count = Int(try file.properties.audioDataPacketCount ?? 0)
+        for i in 0..<count {
+            let (data, _) = try file.readPacketData(startingAt: Int64(i), count: 1)
+            buffer.frameLength = 0
+            try data.withBytes { (raw) throws(AudioError) in try aac.decode(raw, packetCount: 1, descriptions: nil, into: buffer) }
+        }
+        return (harness.output, harness.refused)
+    }
+
+    static let rmsLimit = 0x1p-15 / 12.0.squareRoot(), maxLimit = 0x1p-14
+
+    /// Against the committed goldens (ffmpeg's first 8192 frames), and ffmpeg's whole decode
+    /// when ffmpeg is installed; prints the measures per channel and 2048-sample block.
+    func testFixturesMatchFFmpeg() throws {
+        for path in try PSParameterTests.psFixtures() {
+            let name = String(path.split(separator: "/").last ?? "")
+            let (ours, refused) = try Self.decode(path)
+            XCTAssertEqual(refused, 0, name)
+            let golden = MPEGDecoderTests.floats(try MPEGDecoderTests.decode(String(path[..<path.lastIndex(of: ".")!]) + ".golden.flac").bytes)
+            var reference = golden
+            if let full = try? AACDecoderTests.ffmpegF32(path, decoder: path.hasSuffix(".loas") ? "aac_latm" : "aac"), !full.isEmpty {
+                reference = full
+            }
+            let a = MPEGDecoderTests.accuracy(ours, reference, channels: 2)
+            var blocks = [String]()
+            for b in 0..<min(ours.count, reference.count) / 4096 {
+                let o = Array(ours[b * 4096..<(b + 1) * 4096]), r = Array(reference[b * 4096..<(b + 1) * 4096])
+                let x = MPEGDecoderTests.accuracy(o, r, channels: 2)
+                if x.rms.max()! > Self.rmsLimit || x.max.max()! > Self.maxLimit {
+                    blocks.append(String(format: "%d:%.1e/%.1e", b, x.rms.max()!, x.max.max()!))
+                }
+            }
+            // The stereo image PS makes: the RMS of L − R in the reference, far above the gate.
+            var side = 0.0
+            for i in 0..<reference.count / 2 { side += pow(Double(reference[2 * i] - reference[2 * i + 1]), 2) }
+            side = (side / Double(reference.count / 2)).squareRoot()
+            XCTAssertGreaterThan(side, 100 * Self.rmsLimit, name)
+            print(String(format: "PS %@: rms %.2e %.2e, max %.2e %.2e over %d frames (L-R rms %.2e); blocks beyond the gate: %@", name,
+                         a.rms[0], a.rms[1], a.max[0], a.max[1], min(ours.count, reference.count) / 2, side,
+                         blocks.isEmpty ? "none" : blocks.joined(separator: " ")))
+            XCTAssertEqual(ours.count, reference.count, name)
+            XCTAssertLessThan(a.rms.max() ?? 1, Self.rmsLimit, name)
+            XCTAssertLessThanOrEqual(a.max.max() ?? 1, Self.maxLimit, name)
+        }
+    }
+}
