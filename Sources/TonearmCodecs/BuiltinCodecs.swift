@@ -17,6 +17,6 @@ extension CodecRegistry {
 
     static let builtinDecodableFormats: [AudioFormatID] = [
         .linearPCM, .uLaw, .aLaw, .appleIMA4, .dviIntelIMA, .microsoftADPCM, .flac, .appleLossless,
-        .mpegLayer1, .mpegLayer2, .mpegLayer3, .mpeg4AAC,
+        .mpegLayer1, .mpegLayer2, .mpegLayer3, .mpeg4AAC, .mpeg4AAC_HE, .mpeg4AAC_HE_V2,
     ]
 }

@@ -15,6 +15,9 @@ package struct AudioSpecificConfig: Equatable, Sendable {
     package var extensionSampleRate: Double?
     /// Parametric stereo is present (HE-AAC v2).
     package var ps = false
+    /// The config says whether PS is there (object type 29, or the 0x548 sync extension);
+    /// when it does not, a mono SBR stream may still carry it.
+    package var psSignalled = false
     /// The config says whether SBR is there (explicitly, or with a sync extension); when it
     /// does not, SBR may still hide in the bitstream (implicit signalling).
     package var sbrSignalled = false
@@ -77,6 +80,7 @@ package struct AudioSpecificConfig: Equatable, Sendable {
             config.sbrSignalled = true
             config.sbr = true
             config.ps = type == 29
+            config.psSignalled = type == 29
             config.extensionSampleRate = try rate(&r)
             type = try objectType(&r)
             if type == 22 { channelConfiguration = try bits(&r, 4) }
@@ -126,6 +130,7 @@ package struct AudioSpecificConfig: Equatable, Sendable {
                         config.extensionSampleRate = try rate(&r)
                         if r.bitsRemaining >= 12, try bits(&r, 11) == 0x548 {
                             config.ps = try bits(&r, 1) == 1
+                            config.psSignalled = true
                         }
                     }
                 }

@@ -27,7 +27,7 @@ final class PSFixtureTests: XCTestCase {
 
         init(rate: Int) { sbr = SBRDecoder(outputSampleRate: rate, channels: 1) }
 
-        func payload(type: Int, bits: AACBits, bitCount: Int, after: (kind: Int, tag: Int)?) {
+        func payload(type: Int, bits: AACBits, bitCount: Int, after: AACElementReference?) {
             guard type == 13 || type == 14 else { return }
             guard sbr.parse(bits.base, bitPosition: bits.position, bitCount: min(bitCount, max(0, bits.bitsLeft)),
                             crc: type == 14, elementIsPair: false) else { return }

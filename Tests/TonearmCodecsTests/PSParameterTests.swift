@@ -207,7 +207,7 @@ final class PSParameterTests: XCTestCase {
         var payloads: [(bytes: [UInt8], bits: Int)] = []
         var sbrFailures = 0
         init(rate: Int) { sbr = SBRDecoder(outputSampleRate: rate, channels: 1) }
-        func payload(type: Int, bits: AACBits, bitCount: Int, after: (kind: Int, tag: Int)?) {
+        func payload(type: Int, bits: AACBits, bitCount: Int, after: AACElementReference?) {
             guard type == 13 || type == 14 else { return }
             if !sbr.parse(bits.base, bitPosition: bits.position, bitCount: bitCount, crc: type == 14, elementIsPair: false) {
                 sbrFailures += 1

@@ -6,7 +6,7 @@ import TonearmTestSupport
 
 /// The HE-AAC generator's streams (Tests/Fixtures/aache, written by
 /// Tests/Fixtures/tools/aac_sbr_forge.py from ffmpeg's LC core), decoded through the AAC
-/// decoder with ``SBRExtension`` on its extension hook:
+/// decoder with ``HEAACExtension`` (PS off) on its extension hook:
 /// - the SBR payloads, counted as the generator's inventory (the JSON beside each stream)
 ///   counts what it wrote: headers and their fields, frame classes, envelope counts, delta
 ///   directions, Huffman tables, inverse filtering modes, coupling, sinusoids, CRC-protected
@@ -73,7 +73,8 @@ final class SBRFixtureTests: XCTestCase {
                                        framesPerPacket: 1024, bytesPerFrame: 0, channelsPerFrame: UInt32(s.channels),
                                        bitsPerChannel: 0)
         let aac = try AACDecoder(format: format, magicCookie: s.cookie, output: .float32)
-        let sbr = SBRExtension(outputSampleRate: s.outputRate, channels: s.channels)
+        let sbr = HEAACExtension(outputSampleRate: s.outputRate, map: try XCTUnwrap(AACChannelMap.configuration(s.channels)),
+                                 parametricStereo: false)
         aac.extensionDecoder = sbr
         let buffer = PCMBuffer(commonFormat: .float32, sampleRate: Double(s.outputRate / 2), channels: s.channels,
                                interleaved: true, frameCapacity: 1024)
@@ -81,7 +82,7 @@ final class SBRFixtureTests: XCTestCase {
         for (n, p) in s.packets.enumerated() {
             buffer.frameLength = 0
             try p.withUnsafeBytes { try aac.decode($0, packetCount: 1, descriptions: nil, into: buffer) }
-            try each(n, sbr.decoder)
+            try each(n, sbr.elements[0].decoder)
             for i in 0..<2048 {
                 for c in 0..<s.channels { out.append(sbr.output[c * 2048 + i]) }
             }

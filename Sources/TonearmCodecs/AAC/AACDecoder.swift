@@ -22,26 +22,41 @@ import TonearmCore
 /// decodes as silence, through the filter bank so the previous frame's tail fades out
 /// without a click, and counts in ``concealedPackets``. Decoding resumes with the next packet.
 ///
-/// For HE-AAC, an SBR and PS decoder plugs in at ``extensionDecoder``: it receives the
-/// payloads of fill elements with the element they follow, and the core's planar output of
-/// each frame before it is interleaved; it may change the output rate and channel count.
+/// **HE-AAC and HE-AAC v2** ('aach' and 'aacp', ISO/IEC 14496-3 §4.6.18 and §8.6.4): SBR
+/// doubles the rate (2048 frames a packet) and PS makes a mono core stereo. The format ID
+/// decides, the cookie configures: 'aach' and 'aacp' decode the SBR of an LC cookie found in
+/// the bitstream (implicit signalling: ``DecodedFormatProbe`` finds it in the first packets
+/// and gives the format to ask for), as they do an explicitly signalled one (object type 5
+/// or 29, or the 0x2B7/0x548 sync extensions); 'aac ' at the core rate decodes the core alone,
+/// as a decoder without SBR would. 'aacp' turns PS on for a stream of one SCE. Every channel
+/// element (SCE, CPE, LFE) has its SBR decoder, so 5.1 HE-AAC decodes too. An SBR or PS
+/// payload that is invalid is dropped for its frame (SBR stays off until the next valid
+/// header; PS keeps its last parameters), and the frame still comes out, the core upsampled.
+/// The output lags the core by ``SBRDecoder/delay`` (962) samples, as FFmpeg's does.
 public final class AACDecoder: AudioDecoder {
     public let inputFormat: StreamDescription
     public let outputFormat: StreamDescription
-    /// 1024: one core frame. (An SBR decoder doubles it to 2048.)
+    /// 1024: one core frame; 2048 with SBR.
     public let maximumFramesPerPacket: Int
     /// LC: the IMDCT overlap reaches one frame back. Main: its predictors learn from every
     /// frame, and the encoder resets each of them within 30 frames (a reset group a frame).
     /// LTP: the prediction reads the last two frames' output (and so on back: frames
     /// before the preroll still leave a trace where the prediction reaches them).
+    /// SBR: ``sbrPrerollPackets``.
     public let seekPrerollPackets: Int
+    /// HE-AAC's preroll: a frame's envelopes may be coded as time deltas from the last
+    /// frame's, the QMF banks and the HF adjustment's gain smoothing reach back one frame, and
+    /// SBR starts only at a header, which encoders repeat every few frames.
+    static let sbrPrerollPackets = 8
     public private(set) var concealedPackets = 0
     public var outputChannelLayout: ChannelLayout? { channelMap.layout }
 
     let config: AudioSpecificConfig
     let tables: AACStreamTables
     let channelMap: AACChannelMap
+    /// The core's channels, and the output's (PS makes one channel two).
     let channels: Int
+    let outputChannels: Int
     let sampleFormat: PCMBuffer.CommonFormat
     /// The core frame length.
     static let frameLength = 1024
@@ -52,6 +67,8 @@ public final class AACDecoder: AudioDecoder {
 
     /// SBR/PS: see ``AACExtensionDecoder``.
     var extensionDecoder: AACExtensionDecoder?
+    /// HE-AAC's SBR and PS, when the format asks for them: the output is theirs.
+    let heaac: HEAACExtension?
 
     /// Per output channel: overlap and window state; one more for elements nobody hears.
     private var states: [AACChannelState]
@@ -80,7 +97,7 @@ public final class AACDecoder: AudioDecoder {
     private var decodedChannels: [Bool]
 
     public init(format: StreamDescription, magicCookie: [UInt8]?, output: PCMBuffer.CommonFormat) throws(AudioError) {
-        guard format.formatID == .mpeg4AAC else {
+        guard Self.formatIDs.contains(format.formatID) else {
             throw AudioError(.unsupportedDataFormat, "the AAC decoder cannot decode \(format.formatID) data")
         }
         guard let cookie = magicCookie, !cookie.isEmpty else {
@@ -111,19 +128,36 @@ public final class AACDecoder: AudioDecoder {
         guard map.channels > 0, map.channels <= 64 else {
             throw AudioError(.unsupportedDataFormat, "AAC with \(map.channels) channels is not decoded")
         }
+        // SBR when the format asks for HE-AAC, or for the rate an SBR cookie gives.
+        let sbr = format.formatID != .mpeg4AAC || (asc.sbr && format.sampleRate > 0 && format.sampleRate != asc.sampleRate)
+        let outputRate = sbr ? asc.extensionSampleRate ?? 2 * asc.sampleRate : asc.sampleRate
+        if sbr {
+            guard asc.objectType == 2 else {
+                throw AudioError(.unsupportedDataFormat, "SBR over AAC object type \(asc.objectType) is not decoded (over LC it is)")
+            }
+            guard outputRate == 2 * asc.sampleRate, outputRate <= 96000 else {
+                throw AudioError(.unsupportedDataFormat, "SBR from \(asc.sampleRate) to \(outputRate) Hz is not decoded (only to twice the rate, at most 96 kHz)")
+            }
+            heaac = HEAACExtension(outputSampleRate: Int(outputRate), map: map,
+                                   parametricStereo: format.formatID == .mpeg4AAC_HE_V2 || (asc.ps && format.channelsPerFrame != 1))
+        } else {
+            heaac = nil
+        }
+        extensionDecoder = heaac
         config = asc
         channelMap = map
         channels = map.channels
+        outputChannels = heaac?.channels ?? map.channels
         tables = AACStreamTables(samplingIndex: AACTables.samplingIndex(asc.sampleRate), objectType: asc.objectType)
         sampleFormat = output
-        maximumFramesPerPacket = Self.frameLength
-        seekPrerollPackets = asc.objectType == 1 ? 31 : asc.objectType == 4 ? 3 : 1
+        maximumFramesPerPacket = sbr ? 2 * Self.frameLength : Self.frameLength
+        seekPrerollPackets = sbr ? Self.sbrPrerollPackets : asc.objectType == 1 ? 31 : asc.objectType == 4 ? 3 : 1
         var f = format
-        f.framesPerPacket = UInt32(Self.frameLength)
-        f.sampleRate = asc.sampleRate
-        f.channelsPerFrame = UInt32(channels)
+        f.framesPerPacket = UInt32(maximumFramesPerPacket)
+        f.sampleRate = outputRate
+        f.channelsPerFrame = UInt32(outputChannels)
         inputFormat = f
-        outputFormat = .decoderOutput(output, sampleRate: asc.sampleRate, channels: UInt32(channels))
+        outputFormat = .decoderOutput(output, sampleRate: outputRate, channels: UInt32(outputChannels))
         states = (0..<channels).map { _ in AACChannelState(objectType: asc.objectType) }
         scratchState = AACChannelState(objectType: asc.objectType)
         scratchPCM = .allocate(capacity: Self.frameLength)
@@ -142,8 +176,11 @@ public final class AACDecoder: AudioDecoder {
         scratchPCM.deallocate()
     }
 
+    /// 'aac ', 'aach' and 'aacp'.
+    static let formatIDs: [AudioFormatID] = [.mpeg4AAC, .mpeg4AAC_HE, .mpeg4AAC_HE_V2]
+
     static func make(_ format: StreamDescription, _ cookie: [UInt8]?, _ output: PCMBuffer.CommonFormat) throws(AudioError) -> AudioDecoder? {
-        guard format.formatID == .mpeg4AAC else { return nil }
+        guard formatIDs.contains(format.formatID) else { return nil }
         return try AACDecoder(format: format, magicCookie: cookie, output: output)
     }
 
@@ -151,17 +188,18 @@ public final class AACDecoder: AudioDecoder {
         for s in states { s.reset() }
         scratchState.reset()
         for e in couplings.values { e.state.reset() }
+        heaac?.reset()
     }
 
     public func decode(_ data: UnsafeRawBufferPointer, packetCount: Int, descriptions: [PacketDescription]?,
                        into output: PCMBuffer) throws(AudioError)
     {
         let layout = try PacketLayout(variableSize: data, packetCount: packetCount, descriptions: descriptions, codec: "AAC")
-        try output.checkRoom(for: packetCount * maximumFramesPerPacket, channels: channels, sampleFormat: sampleFormat)
+        try output.checkRoom(for: packetCount * maximumFramesPerPacket, channels: outputChannels, sampleFormat: sampleFormat)
         var written = 0
         for k in 0..<packetCount {
             decodeFrame(layout.packet(k))
-            let n = Self.frameLength
+            let n = maximumFramesPerPacket
             switch sampleFormat {
             case .float32: output.withWriter(Float.self) { emit(n, into: $0.advanced(by: written)) }
             case .int16: output.withWriter(Int16.self) { emit(n, into: $0.advanced(by: written)) }
@@ -236,7 +274,7 @@ public final class AACDecoder: AudioDecoder {
     /// raw_data_block (§4.4.2.1, Table 4.3): elements until ID_END.
     private func readRawDataBlock(_ r: inout AACBits) throws(AACDamage) {
         var occurrences = [0, 0, 0, 0]
-        var previous: (kind: Int, tag: Int)?
+        var previous: AACElementReference?
         var elements = 0
         while true {
             let id = r.read(3)
@@ -253,7 +291,7 @@ public final class AACDecoder: AudioDecoder {
                 } else {
                     try readSingle(&r, slot: slot, tag: tag)
                 }
-                previous = (id, tag)
+                previous = AACElementReference(kind: id, tag: tag, channel: slot?.channel)
             case 2:
                 let tag = r.read(4)
                 let element = couplings[tag] ?? AACCouplingElement()
@@ -413,8 +451,9 @@ public final class AACDecoder: AudioDecoder {
     }
 
     private func emit<S: DecodedSample>(_ frames: Int, into w: SampleWriter<S>) {
-        for c in 0..<channels {
-            let src = pcm + c * Self.frameLength
+        let source = heaac?.output ?? pcm
+        for c in 0..<outputChannels {
+            let src = source + c * frames
             var dst = w.at(channel: c, frame: 0)
             for i in 0..<frames {
                 dst.pointee = S.fromFloat(src[i])
@@ -429,11 +468,19 @@ public final class AACDecoder: AudioDecoder {
 /// and the others) with the channel element it follows, then the core's output.
 protocol AACExtensionDecoder: AnyObject {
     /// One extension_payload: `type` is its 4-bit extension_type, `bits` stands after it
-    /// with `bitCount` bits of the payload left; `after` is the SCE (0), CPE (1) or LFE (3)
-    /// element the fill element follows, with its tag, nil when none does.
-    func payload(type: Int, bits: AACBits, bitCount: Int, after: (kind: Int, tag: Int)?)
+    /// with `bitCount` bits of the payload left; `after` is the element the fill element
+    /// follows, nil when none does.
+    func payload(type: Int, bits: AACBits, bitCount: Int, after: AACElementReference?)
     /// The core's frame, planar (channel c at c × frameLength), before it is interleaved.
     func process(core: UnsafeMutablePointer<Float>, channels: Int, frameLength: Int)
+}
+
+/// A channel element of a frame: SCE (0), CPE (1) or LFE (3), its tag, and its first output
+/// channel (nil for an element the configuration has no place for).
+struct AACElementReference {
+    var kind: Int
+    var tag: Int
+    var channel: Int?
 }
 
 /// Counts of what decoded frames used (channel streams, bands, filters, elements).

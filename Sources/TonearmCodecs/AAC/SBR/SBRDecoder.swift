@@ -66,11 +66,17 @@ final class SBRDecoder {
     ///   - outputSampleRate: the SBR rate, twice the core's (the AudioSpecificConfig's
     ///     extension sampling frequency).
     ///   - channels: 1 for an SCE, 2 for a CPE.
-    init(outputSampleRate: Int, channels: Int) {
+    init(outputSampleRate: Int, channels: Int, parametricStereo: Bool = false) {
         precondition(channels == 1 || channels == 2)
+        precondition(!parametricStereo || channels == 1)
         outputRate = outputSampleRate
         self.channels = (0..<channels).map { _ in SBRChannel() }
+        stereo = parametricStereo ? SBRStereo() : nil
     }
+
+    /// HE-AAC v2: the PS decoder of a mono element whose output is stereo, with the right
+    /// channel's synthesis bank and the QMF matrices PS works on; nil otherwise.
+    let stereo: SBRStereo?
 
     /// Reads one EXT_SBR_DATA (`crc` false) or EXT_SBR_DATA_CRC (`crc` true) payload: the
     /// `bitCount` bits from bit `bitPosition` of `base`, those after the 4-bit extension_type.
@@ -89,6 +95,10 @@ final class SBRDecoder {
         do {
             try read(&r, crc: crc, elementIsPair: elementIsPair)
             lastError = nil
+            // A PS payload that is refused leaves the last PS parameters (PSDecoder's rule).
+            if let stereo, psBitCount > 0 {
+                psBytes.withUnsafeBufferPointer { stereo.ps.parse(UnsafeBufferPointer(rebasing: $0[0..<(psBitCount + 7) / 8]), bitCount: psBitCount) }
+            }
             return true
         } catch {
             turnOff()
@@ -129,11 +139,14 @@ final class SBRDecoder {
         psBitCount = 0
         lastError = nil
         for c in channels { c.reset() }
+        stereo?.reset()
     }
 
     /// Turns one channel's 1024 core samples (full scale ±1) into 2048 output samples.
-    /// Channel 0 first: its call starts the frame.
-    func process(channel: Int, core: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>) {
+    /// Channel 0 first: its call starts the frame. With parametric stereo, `output` gets the
+    /// left channel and `right` (required then) the right one.
+    func process(channel: Int, core: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>,
+                 right: UnsafeMutablePointer<Float>? = nil) {
         precondition(channel >= 0 && channel < channels.count)
         if channel == 0 { beginFrame() }
         let c = channels[channel]
@@ -172,8 +185,11 @@ final class SBRDecoder {
         // its end.
         let carried = max(2 * c.previousEnd - 32, 0)
         let oldYr = c.yReal[c.current ^ 1], oldYi = c.yImag[c.current ^ 1]
-        let re = s.synthesisReal, im = s.synthesisImag
+        // With PS, the whole matrix X (38 slots) is built first; else one slot at a time.
+        let stereo = right == nil ? nil : self.stereo
         for slot in 0..<32 {
+            let re = stereo.map { $0.inputReal + 64 * slot } ?? s.synthesisReal
+            let im = stereo.map { $0.inputImag + 64 * slot } ?? s.synthesisImag
             re.update(repeating: 0, count: 64)
             im.update(repeating: 0, count: 64)
             let fromPrevious = slot < carried
@@ -187,7 +203,31 @@ final class SBRDecoder {
                 re[k] = hr[row * 64 + k]
                 im[k] = hi[row * 64 + k]
             }
-            c.synthesis.synthesize(real: re, imag: im, into: output + 64 * slot)
+            if stereo == nil { c.synthesis.synthesize(real: re, imag: im, into: output + 64 * slot) }
+        }
+        if let stereo, let right { applyStereo(stereo, c, output, right) }
+    }
+
+    /// PS (§8.6.4) between HF adjustment and synthesis: X gets the 6 slots of low bands that
+    /// follow the frame (X_Low's last, the hybrid filters' lookahead), PS turns it into a left
+    /// and a right matrix, and each has its synthesis bank.
+    private func applyStereo(_ st: SBRStereo, _ c: SBRChannel, _ left: UnsafeMutablePointer<Float>,
+                             _ right: UnsafeMutablePointer<Float>) {
+        let xr = scratch.lowReal, xi = scratch.lowImag
+        for slot in 32..<38 {
+            let re = st.inputReal + 64 * slot, im = st.inputImag + 64 * slot
+            re.update(repeating: 0, count: 64)
+            im.update(repeating: 0, count: 64)
+            for k in 0..<min(kx, 5) {
+                re[k] = xr[k * 40 + slot + 2]
+                im[k] = xi[k * 40 + slot + 2]
+            }
+        }
+        st.ps.process(inputReal: st.inputReal, inputImag: st.inputImag, bandLimit: kx + m,
+                      leftReal: st.leftReal, leftImag: st.leftImag, rightReal: st.rightReal, rightImag: st.rightImag)
+        for slot in 0..<32 {
+            c.synthesis.synthesize(real: st.leftReal + 64 * slot, imag: st.leftImag + 64 * slot, into: left + 64 * slot)
+            st.synthesis.synthesize(real: st.rightReal + 64 * slot, imag: st.rightImag + 64 * slot, into: right + 64 * slot)
         }
     }
 
@@ -253,4 +293,36 @@ final class SBRScratch {
     }
 
     deinit { for p in all { p.deallocate() } }
+}
+
+/// The parametric stereo part of a mono element's SBR decoder (HE-AAC v2): the PS decoder,
+/// the right channel's synthesis bank, and the QMF matrices between them, slot-major (64
+/// bands a slot): X of 38 slots, the left and right outputs of 32.
+final class SBRStereo {
+    let ps = PSDecoder()
+    let synthesis = SBRSynthesisFilterbank()
+    let inputReal: UnsafeMutablePointer<Float>
+    let inputImag: UnsafeMutablePointer<Float>
+    let leftReal: UnsafeMutablePointer<Float>
+    let leftImag: UnsafeMutablePointer<Float>
+    let rightReal: UnsafeMutablePointer<Float>
+    let rightImag: UnsafeMutablePointer<Float>
+
+    init() {
+        func buffer(_ n: Int) -> UnsafeMutablePointer<Float> {
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: n)
+            p.initialize(repeating: 0, count: n)
+            return p
+        }
+        inputReal = buffer(38 * 64); inputImag = buffer(38 * 64)
+        leftReal = buffer(32 * 64); leftImag = buffer(32 * 64)
+        rightReal = buffer(32 * 64); rightImag = buffer(32 * 64)
+    }
+
+    deinit { for p in [inputReal, inputImag, leftReal, leftImag, rightReal, rightImag] { p.deallocate() } }
+
+    func reset() {
+        ps.reset()
+        synthesis.reset()
+    }
 }

@@ -1,0 +1,136 @@
+import Foundation
+import XCTest
+@testable import TonearmCodecs
+import Tonearm
+import TonearmTestSupport
+
+/// HE-AAC and HE-AAC v2 as users read them: every `aache/` fixture through ``AudioFile`` and
+/// ``ExtAudioFile`` (the decoder the codec registry makes, SBR and PS found as the file's
+/// format and first packets say), against ffmpeg's float decoder.
+final class HEAACDecoderTests: XCTestCase {
+    static let rmsLimit = 0x1p-15 / 12.0.squareRoot(), maxLimit = 0x1p-14
+
+    static func fixtures() throws -> [String] {
+        let files = fixtureFiles("aache", extensions: ["aac", "m4a", "loas"])
+        guard !files.isEmpty else { throw XCTSkip("the HE-AAC fixtures are not here") }
+        return files
+    }
+
+    static func name(_ path: String) -> String { String(path.split(separator: "/").last ?? "") }
+
+    static func facts(_ path: String) throws -> [String: Any] {
+        let json = String(path[..<path.lastIndex(of: ".")!]) + ".json"
+        return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(readWholeFile(json))) as? [String: Any])
+    }
+
+    /// ffmpeg's channels reduced to ours: ffmpeg decodes a mono SBR stream that does not
+    /// rule PS out as stereo (two equal channels); Tonearm decodes it as mono.
+    static func reference(_ samples: [Float], channels theirs: Int, ours: Int) -> [Float] {
+        guard theirs == 2 && ours == 1 else { return samples }
+        return stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
+    }
+
+    /// Every fixture against its golden (ffmpeg's first frames, 24-bit) and against ffmpeg's
+    /// whole decode: within the accuracy gate, with ffmpeg's frame count.
+    func testFixturesMatchFFmpeg() throws {
+        try requireTool("ffmpeg")
+        for path in try Self.fixtures() {
+            let name = Self.name(path)
+            let facts = try Self.facts(path)
+            let (ours, channels) = try AACDecoderTests.decode(path)
+            let ffmpegChannels = try XCTUnwrap(facts["channels"] as? Int)
+            let golden = Self.reference(MPEGDecoderTests.floats(try MPEGDecoderTests.decode(
+                String(path[..<path.lastIndex(of: ".")!]) + ".golden.flac").bytes), channels: ffmpegChannels, ours: channels)
+            let full = try AACDecoderTests.ffmpegF32(path, decoder: path.hasSuffix(".loas") ? "aac_latm" : "aac")
+            let live = Self.reference(full, channels: ffmpegChannels, ours: channels)
+            XCTAssertEqual(ours.count / channels, try XCTUnwrap(facts["frames"] as? Int), name)
+            XCTAssertEqual(ours.count, live.count, name)
+            let g = MPEGDecoderTests.accuracy(ours, golden, channels: channels)
+            let a = MPEGDecoderTests.accuracy(ours, live, channels: channels)
+            print(String(format: "HE-AAC %@: %d ch, %d frames; against ffmpeg rms %@ max %@; golden rms %.2e max %.2e", name,
+                         channels, ours.count / channels, a.rms.map { String(format: "%.2e", $0) }.joined(separator: " "),
+                         a.max.map { String(format: "%.2e", $0) }.joined(separator: " "), g.rms.max()!, g.max.max()!))
+            XCTAssertLessThan(a.rms.max()!, Self.rmsLimit, name)
+            XCTAssertLessThanOrEqual(a.max.max()!, Self.maxLimit, name)
+            // The golden is ffmpeg's decode rounded to 24 bits: the rounding adds 2^-24 at most.
+            XCTAssertLessThan(g.rms.max()!, Self.rmsLimit, name)
+            XCTAssertLessThanOrEqual(g.max.max()!, Self.maxLimit + 0x1p-24, name)
+        }
+    }
+
+    /// What a file reports: the container's format and format list (``AudioFile``), and the
+    /// format it decodes to (``ExtAudioFile``), for implicit signalling and each explicit form.
+    func testReportedFormats() throws {
+        // file: (container's ID, rate, channels; decoded ID, rate, channels; the format list's IDs)
+        let expected: [String: (AudioFormatID, Double, UInt32, AudioFormatID, Double, UInt32, [AudioFormatID])] = [
+            "he_stereo_48k.aac": (.mpeg4AAC, 24000, 2, .mpeg4AAC_HE, 48000, 2, [.mpeg4AAC_HE, .mpeg4AAC]),
+            "he_stereo_24k.aac": (.mpeg4AAC, 12000, 2, .mpeg4AAC_HE, 24000, 2, [.mpeg4AAC_HE, .mpeg4AAC]),
+            "he_mono_16k.aac": (.mpeg4AAC, 8000, 1, .mpeg4AAC_HE, 16000, 1, [.mpeg4AAC_HE, .mpeg4AAC]),
+            "ps_baseline_48k.aac": (.mpeg4AAC, 24000, 1, .mpeg4AAC_HE_V2, 48000, 2, [.mpeg4AAC_HE, .mpeg4AAC]),
+            "ps_switch_44k.loas": (.mpeg4AAC, 22050, 1, .mpeg4AAC_HE_V2, 44100, 2, [.mpeg4AAC_HE, .mpeg4AAC]),
+            "he_coupled_44k_aot5.m4a": (.mpeg4AAC_HE, 44100, 2, .mpeg4AAC_HE, 44100, 2, [.mpeg4AAC_HE, .mpeg4AAC]),
+            "he_mono_22k_aot5.m4a": (.mpeg4AAC_HE, 22050, 1, .mpeg4AAC_HE, 22050, 1, [.mpeg4AAC_HE, .mpeg4AAC]),
+            "he_mono_32k_compat.m4a": (.mpeg4AAC_HE, 32000, 1, .mpeg4AAC_HE, 32000, 1, [.mpeg4AAC_HE, .mpeg4AAC]),
+            "he_stereo_96k_compat.m4a": (.mpeg4AAC_HE, 96000, 2, .mpeg4AAC_HE, 96000, 2, [.mpeg4AAC_HE, .mpeg4AAC]),
+            "ps_20_44k_aot29.m4a": (.mpeg4AAC_HE_V2, 44100, 2, .mpeg4AAC_HE_V2, 44100, 2,
+                                    [.mpeg4AAC_HE_V2, .mpeg4AAC_HE, .mpeg4AAC]),
+            "ps_34_48k_compat.m4a": (.mpeg4AAC_HE_V2, 48000, 2, .mpeg4AAC_HE_V2, 48000, 2,
+                                     [.mpeg4AAC_HE_V2, .mpeg4AAC_HE, .mpeg4AAC]),
+        ]
+        for path in try Self.fixtures() {
+            let name = Self.name(path)
+            let e = try XCTUnwrap(expected[name], name)
+            let file = try AudioFile(path: path)
+            let format = try XCTUnwrap(try file.properties.dataFormat)
+            XCTAssertEqual([format.formatID.description, "\(format.sampleRate)", "\(format.channelsPerFrame)"],
+                           [e.0.description, "\(e.1)", "\(e.2)"], name)
+            let list = try XCTUnwrap(try file.properties.formatList, name)
+            XCTAssertEqual(list.map(\.format.formatID), e.6, name)
+            // Each layer's rate: the HE ones at the output rate, LC at half of it.
+            let outputRate = try XCTUnwrap(try Self.facts(path)["sampleRate"] as? Int)
+            XCTAssertEqual(list.map(\.format.sampleRate),
+                           list.map { $0.format.formatID == .mpeg4AAC ? Double(outputRate / 2) : Double(outputRate) }, name)
+            let ext = try ExtAudioFile(reading: file)
+            let d = ext.fileDataFormat
+            XCTAssertEqual([d.formatID.description, "\(d.sampleRate)", "\(d.channelsPerFrame)", "\(d.framesPerPacket)"],
+                           [e.3.description, "\(e.4)", "\(e.5)", "2048"], name)
+            XCTAssertEqual(ext.fileLengthFrames, Int64(try XCTUnwrap(try Self.facts(path)["frames"] as? Int)), name)
+        }
+    }
+
+    /// An LC file at 22.05 kHz or below (no SBR in its frames) stays LC at its own rate.
+    func testPlainLCStaysLC() throws {
+        let path = fixturesDirectory + "/aacdec/lc_mono_22k.aac"
+        guard FileManager.default.fileExists(atPath: path) else { throw XCTSkip("no aacdec fixtures") }
+        let ext = try ExtAudioFile(path: path)
+        XCTAssertEqual(ext.fileDataFormat.formatID, .mpeg4AAC)
+        XCTAssertEqual(ext.fileDataFormat.sampleRate, 22050)
+        XCTAssertEqual(ext.fileDataFormat.framesPerPacket, 1024)
+        XCTAssertEqual(try AudioFile(path: path).properties.formatList?.first?.format.formatID, .mpeg4AAC_HE)
+    }
+
+    /// Sample-accurate seeks in the M4A and LATM fixtures: the frames read after
+    /// `seek(toFrame:)` are those a read from the start gives there (the preroll lets the QMF
+    /// banks, the envelopes' time deltas and the gain smoothing settle, and SBR finds a header).
+    func testSeekIsSampleAccurate() throws {
+        for path in try Self.fixtures() where !path.hasSuffix(".aac") {
+            let name = Self.name(path)
+            let (whole, channels) = try AACDecoderTests.decode(path)
+            let frames = whole.count / channels
+            for target in [frames / 2 + 777, frames - 3000] {
+                let f = try ExtAudioFile(path: path)
+                try f.setClientDataFormat(.pcm(sampleRate: f.fileDataFormat.sampleRate, channels: UInt32(channels), bits: 32,
+                                               isFloat: true))
+                try f.seek(toFrame: Int64(target))
+                var bytes: [UInt8] = []
+                while try f.read(frames: 4096, into: &bytes) > 0 {}
+                let got = MPEGDecoderTests.floats(bytes)
+                XCTAssertEqual(got.count, (frames - target) * channels, "\(name) at \(target)")
+                let expected = Array(whole[(target * channels)...])
+                let a = MPEGDecoderTests.accuracy(got, expected, channels: channels)
+                print(String(format: "HE-AAC seek %@ to %d: rms %.2e max %.2e", name, target, a.rms.max()!, a.max.max()!))
+                XCTAssertEqual(a.max.max()!, 0, "\(name) at \(target)")
+            }
+        }
+    }
+}
