@@ -44,10 +44,14 @@ public final class AACDecoder: AudioDecoder {
     /// before the preroll still leave a trace where the prediction reaches them).
     /// SBR: ``sbrPrerollPackets``.
     public let seekPrerollPackets: Int
-    /// HE-AAC's preroll: a frame's envelopes may be coded as time deltas from the last
-    /// frame's, the QMF banks and the HF adjustment's gain smoothing reach back one frame, and
-    /// SBR starts only at a header, which encoders repeat every few frames.
-    static let sbrPrerollPackets = 8
+    /// HE-AAC's preroll. After a reset SBR (and PS) start only at a header whose frame the
+    /// decoder can read from nothing (envelopes coded as frequency deltas: a time delta needs
+    /// the last frame's), and the state settles over the frames after it: the QMF banks and
+    /// the gain smoothing reach one frame back, the noise generator's position and the PS
+    /// decorrelator's delay lines further. 40 packets (0.9 s at 96 kHz, 1.9 s at 44.1 kHz) reach
+    /// back past a header repeated every 32 frames or less and leave the state time to settle;
+    /// a stream with rarer startable headers converges later (exactly, once it does).
+    static let sbrPrerollPackets = 40
     public private(set) var concealedPackets = 0
     public var outputChannelLayout: ChannelLayout? { channelMap.layout }
 

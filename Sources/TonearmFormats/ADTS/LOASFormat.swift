@@ -17,7 +17,7 @@ public struct LOASFormat: FramedFormat {
     public var headerSize: Int { 3 }
     public var hasTags: Bool { true }
     public var announcementOrder: [AudioFilePropertyID] {
-        [.fileFormat, .dataFormat, .magicCookieData, .bitRate, .audioDataByteCount, .audioDataPacketCount, .dataOffset,
+        [.formatList, .fileFormat, .dataFormat, .magicCookieData, .bitRate, .audioDataByteCount, .audioDataPacketCount, .dataOffset,
          .maximumPacketSize]
     }
     public var packetSizeUpperBound: UInt32 { 8191 + 3 }
@@ -39,6 +39,9 @@ public struct LOASFormat: FramedFormat {
         config = c
         p.dataFormat = format
         p.magicCookie = asc
+        // HE-AAC signalled in the config, or possible in the frames (LC at 24 kHz or less):
+        // the layers, richest first, as ADTS offers them.
+        p.formatList = (try? AudioSpecificConfig.parse(asc))?.formatList
         p.dataFormatName = "AAC in LATM"
         return .audio
     }
