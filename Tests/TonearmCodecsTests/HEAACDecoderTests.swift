@@ -137,3 +137,86 @@ final class HEAACDecoderTests: XCTestCase {
         }
     }
 }
+
+extension HEAACDecoderTests {
+    /// Damage: bytes flipped near the end of every packet (where the fill element with the
+    /// SBR and PS payloads sits, before ID_END) and elsewhere, and packets cut short. Nothing
+    /// traps, every packet still gives 2048 frames of finite samples, refused SBR payloads are
+    /// counted, and a damaged core frame is concealed as the LC decoder conceals it.
+    func testDamagedPayloadsAreDroppedNotFatal() throws {
+        for path in try Self.fixtures() {
+            let name = Self.name(path)
+            let file = try AudioFile(path: path)
+            let ext = try ExtAudioFile(reading: file)
+            let format = ext.fileDataFormat
+            let count = Int(try file.properties.audioDataPacketCount ?? 0)
+            for mode in 0..<3 {
+                let decoder = try XCTUnwrap(try CodecRegistry.makeDecoder(for: format, magicCookie: try file.magicCookie)
+                    as? AACDecoder)
+                let buffer = PCMBuffer(commonFormat: .float32, sampleRate: format.sampleRate, channels: Int(format.channelsPerFrame),
+                                       interleaved: true, frameCapacity: 2048)
+                var seed: UInt32 = 12345
+                for i in 0..<count {
+                    var (data, _) = try file.readPacketData(startingAt: Int64(i), count: 1)
+                    seed = seed &* 1_103_515_245 &+ 12345
+                    let loas = data.first == 0x56
+                    switch mode {
+                    case 0: data[data.count - 2 - Int(seed >> 16) % min(8, data.count - 2)] ^= UInt8(1 << (seed % 8))
+                    case 1: if !loas { data[Int(seed >> 16) % data.count] ^= 0xFF }
+                    default: if !loas { data = Array(data[0..<max(1, data.count * Int(seed % 4 + 5) / 10)]) }
+                    }
+                    buffer.frameLength = 0
+                    try data.withBytes { (raw) throws(AudioError) in try decoder.decode(raw, packetCount: 1, descriptions: nil, into: buffer) }
+                    XCTAssertEqual(buffer.frameLength, 2048, "\(name) mode \(mode) packet \(i)")
+                    buffer.withUnsafeMutableSamples(Float.self) { s in
+                        XCTAssertTrue(s.prefix(2048 * buffer.channelCount).allSatisfy { $0.isFinite }, "\(name) mode \(mode) packet \(i)")
+                    }
+                }
+                let refused = decoder.heaac?.refusedPayloads ?? 0, refusedPS = decoder.heaac?.refusedPSPayloads ?? 0
+                print("HE-AAC damage \(name) mode \(mode): \(refused) SBR and \(refusedPS) PS payloads refused, \(decoder.concealedPackets) core frames concealed")
+                // (A LOAS frame is damaged only at its end: its header must stay whole.)
+                if !(path.hasSuffix(".loas") && mode > 0) {
+                    XCTAssertGreaterThan(refused + refusedPS + decoder.concealedPackets, 0, "\(name) mode \(mode)")
+                }
+            }
+        }
+    }
+
+    /// 5.1 HE-AAC: one SBR decoder per channel element (C, L/R, Ls/Rs, LFE). The LC 5.1
+    /// fixture decoded as 'aach' (no SBR in its frames) comes out at twice the rate with its
+    /// six channels, each the core upsampled through the QMF banks: against the LC decode,
+    /// resampled by the same filter banks' passband, each channel's level is kept.
+    func testSurroundGetsAnSBRDecoderPerElement() throws {
+        let path = fixturesDirectory + "/aacdec/lc_5.1_48k.m4a"
+        guard FileManager.default.fileExists(atPath: path) else { throw XCTSkip("no aacdec fixtures") }
+        let file = try AudioFile(path: path)
+        var format = try XCTUnwrap(try file.properties.dataFormat)
+        let lc = try XCTUnwrap(try CodecRegistry.makeDecoder(for: format, magicCookie: try file.magicCookie) as? AACDecoder)
+        format.formatID = .mpeg4AAC_HE
+        let he = try XCTUnwrap(try CodecRegistry.makeDecoder(for: format, magicCookie: try file.magicCookie) as? AACDecoder)
+        XCTAssertEqual(he.outputFormat.sampleRate, 96000)
+        XCTAssertEqual(he.outputFormat.channelsPerFrame, 6)
+        XCTAssertEqual(he.maximumFramesPerPacket, 2048)
+        XCTAssertEqual(he.heaac?.elements.map { $0.decoder.channels.count }, [1, 2, 2, 1])
+        let a = PCMBuffer(commonFormat: .float32, sampleRate: 48000, channels: 6, interleaved: true, frameCapacity: 1024)
+        let b = PCMBuffer(commonFormat: .float32, sampleRate: 96000, channels: 6, interleaved: true, frameCapacity: 2048)
+        var energyLC = [Double](repeating: 0, count: 6), energyHE = [Double](repeating: 0, count: 6)
+        let count = Int(try file.properties.audioDataPacketCount ?? 0)
+        for i in 0..<count {
+            let (data, _) = try file.readPacketData(startingAt: Int64(i), count: 1)
+            a.frameLength = 0
+            b.frameLength = 0
+            try data.withBytes { (raw) throws(AudioError) in
+                try lc.decode(raw, packetCount: 1, descriptions: nil, into: a)
+                try he.decode(raw, packetCount: 1, descriptions: nil, into: b)
+            }
+            a.withUnsafeMutableSamples(Float.self) { s in for k in 0..<6 * 1024 { energyLC[k % 6] += Double(s[k] * s[k]) } }
+            b.withUnsafeMutableSamples(Float.self) { s in for k in 0..<6 * 2048 { energyHE[k % 6] += Double(s[k] * s[k]) / 2 } }
+        }
+        for c in 0..<6 {
+            XCTAssertGreaterThan(energyLC[c], 0, "channel \(c)")
+            // The last 481 core frames are still in the banks' delay: a little less energy.
+            XCTAssertEqual(energyHE[c] / energyLC[c], 1, accuracy: 0.1, "channel \(c)")
+        }
+    }
+}

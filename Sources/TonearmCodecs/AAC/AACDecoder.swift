@@ -53,7 +53,10 @@ public final class AACDecoder: AudioDecoder {
     /// a stream with rarer startable headers converges later (exactly, once it does).
     static let sbrPrerollPackets = 40
     public private(set) var concealedPackets = 0
-    public var outputChannelLayout: ChannelLayout? { channelMap.layout }
+    /// The elements' channels; stereo where PS makes a mono core two channels.
+    public var outputChannelLayout: ChannelLayout? {
+        heaac?.parametricStereo == true ? ChannelLayout(tag: .stereo) : channelMap.layout
+    }
 
     let config: AudioSpecificConfig
     let tables: AACStreamTables

@@ -20,9 +20,12 @@ final class HEAACExtension: AACExtensionDecoder {
     let parametricStereo: Bool
     /// The last frame's output, planar, channel c at c × 2048.
     let output: UnsafeMutablePointer<Float>
-    /// Payloads read and refused so far (a refused one turns SBR off until the next header).
+    /// SBR payloads read so far, and those refused (a refused one turns SBR off until the
+    /// next header).
     private(set) var payloads = 0
     private(set) var refusedPayloads = 0
+    /// PS payloads refused so far (PS keeps its last parameters over their frames).
+    var refusedPSPayloads: Int { elements.reduce(0) { $0 + ($1.decoder.stereo?.refusedPayloads ?? 0) } }
 
     /// - Parameters:
     ///   - outputSampleRate: the extension sampling frequency (twice the core's).

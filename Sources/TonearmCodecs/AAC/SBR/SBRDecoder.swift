@@ -96,8 +96,9 @@ final class SBRDecoder {
             try read(&r, crc: crc, elementIsPair: elementIsPair)
             lastError = nil
             // A PS payload that is refused leaves the last PS parameters (PSDecoder's rule).
-            if let stereo, psBitCount > 0 {
-                psBytes.withUnsafeBufferPointer { stereo.ps.parse(UnsafeBufferPointer(rebasing: $0[0..<(psBitCount + 7) / 8]), bitCount: psBitCount) }
+            if let stereo, psBitCount > 0,
+               !psBytes.withUnsafeBufferPointer({ stereo.ps.parse(UnsafeBufferPointer(rebasing: $0[0..<(psBitCount + 7) / 8]), bitCount: psBitCount) }) {
+                stereo.refusedPayloads += 1
             }
             return true
         } catch {
@@ -301,6 +302,8 @@ final class SBRScratch {
 final class SBRStereo {
     let ps = PSDecoder()
     let synthesis = SBRSynthesisFilterbank()
+    /// PS payloads refused so far (each leaves the last parameters over its frame).
+    var refusedPayloads = 0
     let inputReal: UnsafeMutablePointer<Float>
     let inputImag: UnsafeMutablePointer<Float>
     let leftReal: UnsafeMutablePointer<Float>
