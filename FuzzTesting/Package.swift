@@ -3,7 +3,10 @@
 //   swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
 // and run e.g. `.build/release/FuzzParsers -max_total_time=60 -max_len=8193 corpus-FuzzParsers/`.
 // Each family has a parse target (FuzzChunked, FuzzSync, FuzzMP4, FuzzFLAC, FuzzOgg) and a
-// decode target (the same name + Decode); .ci/run seeds and runs them all.
+// decode target (the same name + Decode). `./seed-corpora` seeds them from the fixtures.
+// .ci/run builds the decode targets and FuzzDecoders a second time, into .build-decode,
+// without comparison tracing (add -Xswiftc -sanitize-coverage=edge,indirect-calls,
+// inline-8bit-counters,pc-table): in decoding loops it costs half the time.
 import Foundation
 import PackageDescription
 

@@ -117,21 +117,35 @@ public final class PCMBuffer {
     /// `-f f32le` writes, for hashing against an oracle.
     public func interleavedBytes() -> [UInt8] {
         let bps = commonFormat.bytesPerSample
-        var out = [UInt8](repeating: 0, count: frameLength * channelCount * bps)
-        withUnsafeMutableRawBytes { raw in
-            var o = 0
-            for f in 0..<frameLength {
-                for c in 0..<channelCount {
-                    let sampleIndex = channelStart(c) + f * stride
-                    for b in 0..<bps {
-                        // Storage is native-endian; write little-endian.
-                        let src = (1.littleEndian == 1) ? b : bps - 1 - b
-                        out[o] = raw[sampleIndex * bps + src]
-                        o += 1
+        let count = frameLength * channelCount * bps
+        guard count > 0 else { return [] }
+        let littleEndian = 1.littleEndian == 1
+        return withUnsafeMutableRawBytes { raw in
+            let source = UnsafeRawPointer(raw.baseAddress!)
+            return [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
+                let target = UnsafeMutableRawPointer(out.baseAddress!)
+                if isInterleaved && littleEndian {
+                    // Storage is already the answer.
+                    target.copyMemory(from: source, byteCount: count)
+                } else {
+                    var o = 0
+                    for f in 0..<frameLength {
+                        for c in 0..<channelCount {
+                            let sample = source + (channelStart(c) + f * stride) * bps
+                            if littleEndian {
+                                (target + o).copyMemory(from: sample, byteCount: bps)
+                            } else {
+                                // Storage is native-endian; write little-endian.
+                                for b in 0..<bps {
+                                    (target + o + b).storeBytes(of: sample.load(fromByteOffset: bps - 1 - b, as: UInt8.self), as: UInt8.self)
+                                }
+                            }
+                            o += bps
+                        }
                     }
                 }
+                initialized = count
             }
         }
-        return out
     }
 }

@@ -63,13 +63,10 @@ public final class AudioEngine: @unchecked Sendable {
     private let rendered = AtomicCounter()
     private let stopsWhenIdleFlag = AtomicFlag()
     // Guarded by `graphLock`: a thread may attach while another reads `attachedNodes` or
-    // `underruns`. The render block reads only `nodeCount`, an atomic stored after its entry.
+    // `underruns`. The render block reads only `nodes`, whose count is stored after its entry.
     private let graphLock = Lock()
     private var nodeList: [AudioPlayerNode] = []
-    private var nodes: UnsafeMutablePointer<Unmanaged<AudioPlayerNode>>
-    /// Nodes in `nodes`; stored after the node, so the render thread sees a whole entry.
-    private let nodeCount = AtomicCounter()
-    static let maximumNodes = 64
+    private let nodes = NodeTable()
 
     /// An engine mixing to `format`'s rate and channel count, on `backend` (nil: the system's).
     public init(format: StreamDescription = .float32(sampleRate: 44100, channels: 2),
@@ -78,14 +75,11 @@ public final class AudioEngine: @unchecked Sendable {
         self.format = .float32(sampleRate: format.sampleRate, channels: format.channelsPerFrame, interleaved: true)
         outputUnit = OutputUnit(backend: backend, options: options)
         try? outputUnit.setStreamFormat(self.format)     // a new unit is not initialized: cannot fail
-        nodes = .allocate(capacity: Self.maximumNodes)
     }
 
     deinit {
         stop()
-        for i in 0..<nodeCount.value { nodes[i].takeUnretainedValue().detach() }
-        for i in 0..<nodeCount.value { nodes[i].release() }
-        nodes.deallocate()
+        for i in 0..<nodes.count { nodes[i].detach() }
     }
 
     /// Adds a node to the engine (`attach`); it is mixed to the main mixer from then on.
@@ -95,10 +89,7 @@ public final class AudioEngine: @unchecked Sendable {
         // The ring holds a second of audio: enough to ride out a slow decode or a busy disk.
         node.attach(to: self, format: format, ringFrames: max(Int(format.sampleRate), 8192))
         graphLock.withLock {
-            let count = nodeCount.value
-            precondition(count < Self.maximumNodes, "at most \(Self.maximumNodes) nodes")
-            nodes[count] = Unmanaged.passRetained(node)
-            nodeCount.store(count + 1)     // after the entry: the render thread reads the count first
+            nodes.append(node)
             nodeList.append(node)
         }
     }
@@ -112,7 +103,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// Opens the output and starts rendering (`start()`): '!dev' when no output opens.
     public func start() throws(AudioError) {
         guard !running.value else { return }
-        let nodes = self.nodes, nodeCount = self.nodeCount
+        let nodes = self.nodes
         let channels = Int(format.channelsPerFrame)
         let mixer = mainMixerNode.gain
         let running = self.running, rendered = self.rendered
@@ -127,12 +118,12 @@ public final class AudioEngine: @unchecked Sendable {
         }
         try outputUnit.setRenderCallback { [weak unit = outputUnit] flags, _, frames, data in
             let out = data[0].baseAddress!.assumingMemoryBound(to: Float.self)
-            let count = nodeCount.value
+            let count = nodes.count
             var anyPlaying = false
             // Frames from the start of the buffer that some node filled.
             var audible = 0
             for i in 0..<count {
-                let node = nodes[i].takeUnretainedValue()
+                let node = nodes[i]
                 if node.playing.value { anyPlaying = true }
                 audible = max(audible, node.render(into: out, frames: frames, offline: offline, engineRunning: running))
             }
@@ -144,7 +135,7 @@ public final class AudioEngine: @unchecked Sendable {
                 offlineStream?.trimCurrentBuffer(toFrames: audible)
                 rendered.add(audible)
                 var idle = stopsWhenIdle
-                for i in 0..<count where idle && !nodes[i].takeUnretainedValue().isIdle { idle = false }
+                for i in 0..<count where idle && !nodes[i].isIdle { idle = false }
                 if idle {
                     unit?.stop(drain: true)     // onEnd calls onIdle once this buffer is out
                 } else if audible == 0 {
@@ -180,4 +171,47 @@ public final class AudioEngine: @unchecked Sendable {
 
     /// Seconds between rendering and hearing: the device's buffer.
     public var latency: Double { outputUnit.latency }
+}
+
+/// The engine's nodes as the render thread reads them, with no lock: append-only, in blocks
+/// that never move once allocated, so a node can attach while the render thread walks the
+/// table. The count is stored after the entry it admits.
+final class NodeTable: @unchecked Sendable {
+    static let blockSize = 64
+    /// Room for 1024 blocks: 65,536 nodes, far more than memory allows (each node keeps a
+    /// second of audio and a thread).
+    static let blockCount = 1024
+    private let blocks: UnsafeMutablePointer<UnsafeMutablePointer<Unmanaged<AudioPlayerNode>>?>
+    private let counter = AtomicCounter()
+
+    init() {
+        blocks = .allocate(capacity: Self.blockCount)
+        blocks.initialize(repeating: nil, count: Self.blockCount)
+    }
+
+    deinit {
+        let n = counter.value
+        for i in 0..<n { entry(i).pointee.release() }
+        for b in 0..<Self.blockCount { blocks[b]?.deallocate() }
+        blocks.deallocate()
+    }
+
+    /// Nodes in the table; entries below it are complete.
+    var count: Int { counter.value }
+
+    subscript(i: Int) -> AudioPlayerNode { entry(i).pointee.takeUnretainedValue() }
+
+    private func entry(_ i: Int) -> UnsafeMutablePointer<Unmanaged<AudioPlayerNode>> {
+        blocks[i / Self.blockSize]! + i % Self.blockSize
+    }
+
+    /// Adds a node (retained). Callers serialise appends; readers may run meanwhile.
+    func append(_ node: AudioPlayerNode) {
+        let i = counter.value
+        let b = i / Self.blockSize
+        precondition(b < Self.blockCount, "more than \(Self.blockSize * Self.blockCount) nodes")
+        if blocks[b] == nil { blocks[b] = .allocate(capacity: Self.blockSize) }
+        (blocks[b]! + i % Self.blockSize).initialize(to: Unmanaged.passRetained(node))
+        counter.store(i + 1)     // after the entry: the render thread reads the count first
+    }
 }

@@ -155,6 +155,13 @@ final class PCMBufferTests: XCTestCase {
         inter.frameLength = 3
         XCTAssertEqual(inter.int16Samples(channel: 0), [-3, -1, 1])
         XCTAssertEqual(inter.interleavedBytes(), [0xFD, 0xFF, 0xFE, 0xFF, 0xFF, 0xFF, 0, 0, 1, 0, 2, 0])
+        // Planar storage comes out interleaved, only the valid frames (channel 1 starts at the
+        // capacity, 4).
+        XCTAssertEqual(planar.interleavedBytes(), [0, 4, 1, 5, 2, 6].flatMap { (v: Float) in
+            withUnsafeBytes(of: v.bitPattern.littleEndian, Array.init)
+        })
+        planar.frameLength = 0
+        XCTAssertEqual(planar.interleavedBytes(), [])
         XCTAssertEqual(PCMBuffer.commonFormat(of: .int16(sampleRate: 1, channels: 1)), .int16)
         XCTAssertNil(PCMBuffer.commonFormat(of: .pcm(sampleRate: 1, channels: 1, bits: 24)))
     }

@@ -71,6 +71,12 @@ final class MPEGTests: XCTestCase {
             XCTAssertEqual(packet.packet, 10, name)
             // The Xing byte count includes the Xing frame; the data starts after it.
             XCTAssertEqual(r.audioDataByteCount, try file.audioDataByteCount, name)
+            // A CBR stream ('Info') has its frames' bit rate on both paths (the Xing totals'
+            // average gave 127,997); a VBR stream ('Xing') the average of its totals.
+            if let cbr = ["lame_cbr128.mp3": UInt32(128_000), "lame_crc.mp3": 160_000][name] {
+                XCTAssertEqual(try stream.bitRate, cbr, name)
+                XCTAssertEqual(try file.bitRate, cbr, name)
+            }
         }
         // MPEG-2 and 2.5 layer III: 576 frames per packet.
         XCTAssertEqual(try AudioFile(path: try golden("lame_mpeg25_11k.mp3").path).dataFormat.framesPerPacket, 576)

@@ -162,6 +162,29 @@ final class AudioEngineTests: XCTestCase {
         assertSamples(capture.all, (0..<3000).map { Float($0 + 1) / 3000 }, "the node attached while running")
     }
 
+    /// More nodes than one block of the engine's node table (64, once a hard limit that
+    /// trapped): every one is mixed, including those attached while the engine runs.
+    func testManyNodesAreAllMixed() throws {
+        let capture = Capture()
+        let engine = AudioEngine(format: .float32(sampleRate: 8000, channels: 1), backend: NullOutputBackend(tap: capture.tap))
+        engine.stopsWhenIdle = true
+        let nodes = (0..<70).map { _ in AudioPlayerNode() }
+        let done = Recorder()
+        for (i, node) in nodes.enumerated() {
+            engine.attach(node)
+            try node.scheduleBuffer(constant(1 / 128, frames: 1000, channels: 1)) { done.add(i) }
+            node.play()
+        }
+        XCTAssertEqual(engine.attachedNodes.count, 70)
+        let idle = expectation(description: "idle")
+        engine.onIdle = { idle.fulfill() }
+        try engine.start()
+        wait(for: [idle], timeout: 30)
+        engine.stop()
+        assertSamples(capture.all, [Float](repeating: 70 / 128, count: 1000), "70 nodes")
+        XCTAssertTrue(waitUntil(timeout: 10, { done.all.count == 70 }))
+    }
+
     func testSchedulingBeforeAttachingIsAnError() {
         let node = AudioPlayerNode()
         XCTAssertThrowsError(try node.scheduleBuffer(constant(0, frames: 1))) {

@@ -54,9 +54,14 @@ public struct DeclaredTotals: Sendable, Equatable {
     public var packets: Int64?
     /// Bytes of the audio packets (the metadata frame not counted).
     public var bytes: Int64?
-    public init(packets: Int64? = nil, bytes: Int64? = nil) {
+    /// Whether the stream declares a constant bit rate (LAME's 'Info' frame): its bit rate
+    /// is then the frame header's, as a scan of the whole file finds, and not the average
+    /// of the declared totals, which a rounded byte count pulls a few bits away.
+    public var constantBitRate: Bool
+    public init(packets: Int64? = nil, bytes: Int64? = nil, constantBitRate: Bool = false) {
         self.packets = packets
         self.bytes = bytes
+        self.constantBitRate = constantBitRate
     }
 }
 

@@ -315,7 +315,9 @@ public final class FramedParser<Format: FramedFormat>: PropertyStoringParser {
         if let packets = declared.packets {
             p.audioDataPacketCount = packets
             p.audioDataByteCount = declared.bytes
-            if let bytes = declared.bytes, packets > 0, fpp > 0, rate > 0 {
+            if declared.constantBitRate && hd.bitRate > 0 {
+                p.bitRate = UInt32(clamping: hd.bitRate)
+            } else if let bytes = declared.bytes, packets > 0, fpp > 0, rate > 0 {
                 p.bitRate = Self.bitRate(bytes: bytes, frames: Double(packets) * fpp, rate: rate)
             }
         } else if let size = input.sourceSize, hd.bitRate > 0, fpp > 0, rate > 0 {

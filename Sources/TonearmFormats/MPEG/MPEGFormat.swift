@@ -49,7 +49,8 @@ public struct MPEGFormat: FramedFormat {
 
     public var declared: DeclaredTotals {
         guard let vbr, let frames = vbr.frames else { return DeclaredTotals() }
-        return DeclaredTotals(packets: frames, bytes: vbr.bytes.map { max(0, $0 - Int64(metadataFrameLength)) })
+        return DeclaredTotals(packets: frames, bytes: vbr.bytes.map { max(0, $0 - Int64(metadataFrameLength)) },
+                              constantBitRate: vbr.kind == .info)
     }
 
     /// Priming and remainder from the LAME tag: the decoder delay is added to the encoder

@@ -14,18 +14,18 @@ finds in the bitstream (modes, block types, frames that use the bit reservoir), 
 README's claims about what each file exercises are checked.
 
 The golden PCM is ffmpeg's first 16384 samples (16384 mono or 8192 stereo frames; all, if
-fewer) rounded to 24 bits and stored as FLAC (flac 1.4, raw input); the rounding error
-(≤ 2^-24) is far below the ISO/IEC 11172-4 tolerance the tests apply. A sample outside
-[-1, 1) would clip: the script refuses.
+fewer) rounded to 24 bits and stored as FLAC, by golden_pcm.py (shared with the HE-AAC
+goldens); the rounding error (≤ 2^-24) is far below the ISO/IEC 11172-4 tolerance the tests
+apply. A sample outside [-1, 1) would clip: the script refuses.
 """
 import json
-import math
 import os
 import struct
 import subprocess
 import sys
 
-GOLDEN_SAMPLES = 16384  # 16384 mono frames, 8192 stereo frames: keeps the goldens ≤ ~40 KB
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from golden_pcm import difference, floats, within_full_accuracy, write_golden_flac  # noqa: E402
 
 BITRATES = {  # (version is MPEG-1, layer) → kbit/s by index
     (True, 1): [0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448],
@@ -160,24 +160,10 @@ def main():
     frames = len(pcm) // (4 * channels)
     mpg = run(["mpg123", "-q", "--float", "-e", "f32", "-s", path])
     # How far mpg123 is from ffmpeg, per channel (the tests' second oracle).
-    x = struct.unpack("<%df" % (len(pcm) // 4), pcm)
-    y = struct.unpack("<%df" % (len(mpg) // 4), mpg)
-    rms, peak_difference = [], []
-    for c in range(channels):
-        d = [x[i] - y[i] for i in range(c, min(len(x), len(y)), channels)]
-        rms.append(math.sqrt(sum(v * v for v in d) / max(1, len(d))))
-        peak_difference.append(max(abs(v) for v in d) if d else 0)
-    agrees = len(x) == len(y) and max(rms) < 2 ** -15 / math.sqrt(12) and max(peak_difference) <= 2 ** -14
-    n = min(frames, GOLDEN_SAMPLES // channels)
-    samples = struct.unpack("<%df" % (n * channels), pcm[:n * channels * 4])
-    ints = [round(s * (1 << 23)) for s in samples]
-    peak = max(abs(s) for s in samples)
-    if any(v < -(1 << 23) or v >= 1 << 23 for v in ints):
-        sys.exit("%s: a sample of ffmpeg's decode is outside [-1, 1); lower the source level" % path)
-    raw = b"".join(struct.pack("<i", v)[:3] for v in ints)
-    subprocess.run(["flac", "-s", "-f", "-8", "--force-raw-format", "--endian=little", "--sign=signed",
-                    "--channels=%d" % channels, "--bps=24", "--sample-rate=%d" % rate, "--no-padding",
-                    "--no-seektable", "-o", base + ".golden.flac", "-"], input=raw, check=True)
+    x, y = floats(pcm), floats(mpg)
+    rms, peak_difference = difference(x, y, channels)
+    agrees = len(x) == len(y) and within_full_accuracy(rms, peak_difference)
+    n, peak = write_golden_flac(base + ".golden.flac", pcm, channels, rate, path)
     golden = {
         "encoder": command,
         "codec": probe["codec_name"],
