@@ -1,8 +1,8 @@
 import TonearmCore
 
 /// AAC: the general audio coder of MPEG-4 (ISO/IEC 14496-3 subpart 4) and MPEG-2
-/// (13818-7), object types AAC Main (1), LC (2) and LTP (4), decoded natively to Float32 (or Int16 and Int32 by
-/// rounding, as FFmpeg's float decoder and its conversions do).
+/// (13818-7), object types AAC Main (1), LC (2) and LTP (4), decoded natively to Float32
+/// (or Int16 and Int32 by rounding, as FFmpeg's float decoder and its conversions do).
 ///
 /// The decoder is configured by the AudioSpecificConfig, the magic cookie every container
 /// gives for 'aac ' (ADTS and LATM build one from their headers, MPEG-2 AAC included). One
@@ -17,27 +17,34 @@ import TonearmCore
 /// Coupling channel elements (CCE) are applied as §4.6.12 says, before or after TNS or
 /// after the IMDCT.
 ///
-/// Damaged frames are concealed, never thrown: a frame whose bitstream is invalid (an
-/// out-of-range section, scale factor, band or escape, a reserved codebook) or ends early
-/// decodes as silence, through the filter bank so the previous frame's tail fades out
-/// without a click, and counts in ``concealedPackets``. Decoding resumes with the next packet.
+/// Damaged frames are concealed, never thrown: in a frame whose bitstream is invalid (an
+/// out-of-range section, scale factor, band or escape, a reserved codebook) or ends early,
+/// the channels from the damage on decode as silence, through the filter bank so that the
+/// previous frame's tail fades out without a click, and the frame counts in
+/// ``concealedPackets``. Decoding resumes with the next packet. (ADTS headers, and with them
+/// their CRC, stay in the parser, which hands only the raw data blocks over.)
 ///
 /// For HE-AAC, an SBR and PS decoder plugs in at ``extensionDecoder``: it receives the
 /// payloads of fill elements with the element they follow, and the core's planar output of
-/// each frame before it is interleaved; it may change the output rate and channel count.
+/// each frame before it is interleaved. What it will need besides: an output rate, channel
+/// count and frame count (2048) that differ from the core's, set where `init` sets
+/// ``outputFormat`` and ``maximumFramesPerPacket`` from the AudioSpecificConfig (`config`,
+/// which keeps its SBR and PS signalling), and `emit` writing its output instead of `pcm`.
 public final class AACDecoder: AudioDecoder {
     public let inputFormat: StreamDescription
     public let outputFormat: StreamDescription
     /// 1024: one core frame. (An SBR decoder doubles it to 2048.)
     public let maximumFramesPerPacket: Int
     /// LC: the IMDCT overlap reaches one frame back. Main: its predictors learn from every
-    /// frame, and the encoder resets each of them within 30 frames (a reset group a frame).
-    /// LTP: the prediction reads the last two frames' output (and so on back: frames
-    /// before the preroll still leave a trace where the prediction reaches them).
+    /// frame; an encoder that cycles through the 30 reset groups, as ffmpeg's does, has
+    /// reset each of them within 30 frames. LTP: the prediction reads the last two frames'
+    /// output (and so on back: frames before the preroll still leave a trace where the
+    /// prediction reaches them).
     public let seekPrerollPackets: Int
     public private(set) var concealedPackets = 0
     public var outputChannelLayout: ChannelLayout? { channelMap.layout }
 
+    /// The stream's AudioSpecificConfig.
     let config: AudioSpecificConfig
     let tables: AACStreamTables
     let channelMap: AACChannelMap
