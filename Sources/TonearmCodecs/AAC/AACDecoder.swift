@@ -14,7 +14,7 @@ import TonearmCore
 /// decides the layout), FIL (extension payloads go to ``extensionDecoder``), END; section
 /// data, scale factors, the 11 spectrum codebooks and escapes, pulses, intensity stereo,
 /// PNS, TNS, sine and KBD windows in the four window sequences, IMDCT and overlap-add.
-/// Coupling channel elements (CCE) are applied as §4.6.12 says, before or after TNS or
+/// Coupling channel elements (CCE) are applied as the standard says, before or after TNS or
 /// after the IMDCT.
 ///
 /// Damaged frames are concealed, never thrown: in a frame whose bitstream is invalid (an
@@ -240,7 +240,7 @@ public final class AACDecoder: AudioDecoder {
         return length
     }
 
-    /// raw_data_block (§4.4.2.1, Table 4.3): elements until ID_END.
+    /// raw_data_block (Table 4.3): elements until ID_END.
     private func readRawDataBlock(_ r: inout AACBits) throws(AACDamage) {
         var occurrences = [0, 0, 0, 0]
         var previous: (kind: Int, tag: Int)?
@@ -270,7 +270,7 @@ public final class AACDecoder: AudioDecoder {
                 frameCouplings.append(element)
                 statistics.couplingElements += 1
                 previous = nil
-            case 4:  // data_stream_element (Table 4.10)
+            case 4:  // data_stream_element
                 _ = r.read(4)
                 let aligned = r.bit()
                 var count = r.read(8)
@@ -281,7 +281,7 @@ public final class AACDecoder: AudioDecoder {
             case 5:  // program_config_element: the cookie's decides the layout
                 try skipProgramConfig(&r)
                 statistics.programConfigElements += 1
-            case 6:  // fill_element (Table 4.11)
+            case 6:  // fill_element
                 var count = r.read(4)
                 if count == 15 { count += r.read(8) - 1 }
                 let start = r.position
@@ -348,7 +348,7 @@ public final class AACDecoder: AudioDecoder {
         try b.read(&r, tables, globalGain: gainB, random: &random)
         let bands = tables.bands(a.info)
         if common && msPresent != 0 { statistics.midSideBands += AACStereo.midSide(a, b, mask: msMask, bands: bands) }
-        // AAC Main predicts after M/S and before intensity stereo (§4.6.7.1).
+        // AAC Main predicts after M/S and before intensity stereo.
         predict(a, channel: slot?.channel)
         predict(b, channel: slot.map { $0.channel + 1 })
         if common { AACStereo.intensity(a, b, msPresent: msPresent, mask: msMask, bands: bands) }
@@ -403,7 +403,7 @@ public final class AACDecoder: AudioDecoder {
         }
     }
 
-    /// Coupling, LTP, TNS and the filter bank of one channel (§4.6.12: dependent coupling
+    /// Coupling, LTP, TNS and the filter bank of one channel (dependent coupling
     /// before or after TNS, independent after the IMDCT).
     private func process(_ s: AACChannelStream, state st: AACChannelState, into out: UnsafeMutablePointer<Float>,
                          coupled: [(AACCouplingElement, Int)]?)
@@ -445,7 +445,7 @@ protocol AACExtensionDecoder: AnyObject {
 
 /// Counts of what decoded frames used (channel streams, bands, filters, elements).
 struct AACStatistics: Equatable {
-    /// Channel streams by window sequence (Table 4.107's order).
+    /// Channel streams by window sequence (in AACWindowSequence's order).
     var windowSequences = [0, 0, 0, 0]
     var noiseBands = 0
     var intensityBands = 0
@@ -488,7 +488,7 @@ final class AACChannelState {
     /// The second half of the last frame's windowed IMDCT output.
     let overlap: UnsafeMutablePointer<Float>
     /// The window shape of the last frame (its right half's), which the next frame's left
-    /// half uses (§4.6.11.3.2).
+    /// half uses.
     var previousShape = 0
     /// AAC Main: the 672 predictors (``AACPrediction``).
     let predictors: UnsafeMutablePointer<Float>?

@@ -1,4 +1,4 @@
-/// The joint stereo tools of a channel pair (§4.6.8.1 M/S, §4.6.8.2 intensity), on the
+/// The joint stereo tools of a channel pair (M/S, intensity), on the
 /// dequantised spectra.
 enum AACStereo {
     /// ms_used per group × 64 bands, from ms_mask_present: 0 none, 1 per band, 2 all.
@@ -59,7 +59,7 @@ enum AACStereo {
     }
 }
 
-/// Temporal noise shaping (§4.6.9.3): an all-pole filter run over parts of the spectrum,
+/// Temporal noise shaping: an all-pole filter run over parts of the spectrum,
 /// or its inverse (the encoder's all-zero filter) for AAC LTP's predicted spectrum.
 enum AACTNS {
     static func apply(_ s: AACChannelStream, _ t: AACStreamTables) {
