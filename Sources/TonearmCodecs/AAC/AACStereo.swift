@@ -9,8 +9,8 @@ enum AACStereo {
     }
 
     /// l = m + s, r = m − s in the bands that use M/S and are coded in both channels (not
-    /// noise, not intensity), as FFmpeg does: the standard's shared noise for M/S noise bands
-    /// is left out by it and by its encoder, so a decode that matches its output does too.
+    /// noise, not intensity), as FFmpeg does: it does not give M/S noise bands the shared
+    /// noise the standard describes, and a decode that matches its output does not either.
     /// Returns the number of bands (per group) it applied to.
     static func midSide(_ left: AACChannelStream, _ right: AACChannelStream, mask: [Bool], bands: [Int]) -> Int {
         let info = left.info
