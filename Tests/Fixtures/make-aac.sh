@@ -136,4 +136,11 @@ for mode in before-tns after-tns independent; do
   python3 tools/aacdec_golden.py "$OUT/forged_cce_$mode.m4a" 4096 "tools/aac_forge_cce.py lc_mono_8k.aac $mode" cce
 done
 
+# LTP prediction, which ffmpeg's LTP encoder never chose: forged into a mono LTP stream's
+# long-window frames (tools/aac_forge_ltp.py; ADTS carries object type 4 as profile 3).
+"${FF[@]}" -i "$TMP/tone22.wav" -c:a aac -b:a 48k -profile:a aac_ltp -aac_ltp 1 -aac_pns 0 -strict -2 "${BX[@]}" \
+  -f adts "$TMP/ltp.aac"
+python3 tools/aac_forge_ltp.py "$TMP/ltp.aac" "$OUT/forged_ltp_mono_22k.aac"
+python3 tools/aacdec_golden.py "$OUT/forged_ltp_mono_22k.aac" 6615 "tools/aac_forge_ltp.py (ffmpeg -c:a aac -b:a 48k -profile:a aac_ltp)" ltp
+
 du -ch "$OUT"/* | tail -n 1

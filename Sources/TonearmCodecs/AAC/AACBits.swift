@@ -23,7 +23,6 @@ struct AACBits {
     }
 
     var overrun: Bool { position > end }
-    var bitsLeft: Int { end - position }
 
     /// The next 32 bits, first bit in the top bit.
     @inline(__always)

@@ -57,7 +57,7 @@ struct AACChannelMap {
         }
     }
 
-    /// A program's elements (§4.5.1.2): front ones from the centre outwards (a pair nearest
+    /// A program's elements: front ones from the centre outwards (a pair nearest
     /// the centre is Lc Rc when another pair follows), then the side, back and LFE ones.
     init(program p: AACProgramConfig) {
         var kinds: [Kind] = [], labels: [ChannelLabel] = []

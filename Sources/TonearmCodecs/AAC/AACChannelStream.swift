@@ -12,12 +12,12 @@ enum AACDamage: Error {
     case truncated
 }
 
-/// The window sequences of §4.5.2.3.2 (Table 4.107).
+/// The window sequences (window_sequence).
 enum AACWindowSequence: Int {
     case onlyLong = 0, longStart = 1, eightShort = 2, longStop = 3
 }
 
-/// Band types beyond the 11 spectrum codebooks (§4.5.2.3.3, Table 4.108).
+/// Band types beyond the 11 spectrum codebooks.
 enum AACBandType {
     static let zero: UInt8 = 0
     static let reserved: UInt8 = 12
@@ -26,7 +26,7 @@ enum AACBandType {
     static let intensityInPhase: UInt8 = 15
 }
 
-/// ics_info (§4.4.2.1, Table 4.6): the window sequence and shape, the bands coded, the
+/// ics_info (Table 4.6): the window sequence and shape, the bands coded, the
 /// grouping of short windows and AAC Main's prediction flags.
 struct AACICSInfo {
     var windowSequence: AACWindowSequence = .onlyLong
@@ -35,12 +35,12 @@ struct AACICSInfo {
     /// 1 for long windows; up to 8 groups of short windows.
     var groupCount = 1
     var groupLengths: (Int, Int, Int, Int, Int, Int, Int, Int) = (1, 0, 0, 0, 0, 0, 0, 0)
-    /// predictor_data_present: AAC Main's prediction (§4.6.7: the reset group and
-    /// prediction_used follow), or AAC LTP's ltp_data_present (§4.6.8).
+    /// predictor_data_present: AAC Main's prediction (the reset group and
+    /// prediction_used follow), or AAC LTP's ltp_data_present.
     var predictionPresent = false
     var predictorReset = 0
     var predictionUsed = [Bool](repeating: false, count: 41)
-    // AAC LTP (§4.6.8): ltp_data_present for the first channel (the second's is in the CPE).
+    // AAC LTP: ltp_data_present for the first channel (the second's is in the CPE).
     var ltp = AACLTPData()
 
     var isShort: Bool { windowSequence == .eightShort }
@@ -55,7 +55,7 @@ struct AACICSInfo {
     }
 }
 
-/// ltp_data (§4.4.2.1; §4.6.8): the lag, the gain and which bands use the prediction.
+/// ltp_data: the lag, the gain and which bands use the prediction.
 struct AACLTPData {
     var present = false
     var lag = 0
@@ -64,7 +64,7 @@ struct AACLTPData {
     var used = [Bool](repeating: false, count: AACLTP.maximumBands)
 }
 
-/// The tns_data of one channel (§4.4.2.1, Table 4.48): per window up to three filters,
+/// The tns_data of one channel: per window up to three filters,
 /// each with its range, direction and LPC coefficients (already converted).
 struct AACTNSData {
     var present = false
@@ -102,7 +102,7 @@ struct AACStreamTables {
     func bands(_ info: AACICSInfo) -> [Int] { info.isShort ? shortBands : longBands }
 }
 
-/// One channel's individual_channel_stream (§4.4.2.7, Table 4.50): the parsed side
+/// One channel's individual_channel_stream: the parsed side
 /// information and the dequantised spectrum, window after window (window w's lines at
 /// 128·w for short windows), before the stereo tools, TNS and the filter bank.
 final class AACChannelStream {
@@ -173,7 +173,7 @@ final class AACChannelStream {
             if r.bit() {
                 switch t.objectType {
                 case 1:
-                    // AAC Main: prediction (§4.6.7).
+                    // AAC Main: prediction.
                     info.predictionPresent = true
                     if r.bit() {
                         info.predictorReset = r.read(5)
@@ -194,7 +194,7 @@ final class AACChannelStream {
         }
     }
 
-    /// ltp_data (§4.4.2.1; §4.6.8.2) of a long-window frame (ics_info carries no
+    /// ltp_data of a long-window frame (ics_info carries no
     /// predictor data in eight-short frames). The caller has read ltp_data_present.
     static func readLTP(_ r: inout AACBits, _ info: AACICSInfo, into ltp: inout AACLTPData) {
         ltp.present = true
@@ -237,7 +237,7 @@ final class AACChannelStream {
         dequantise(bands: bands, random: &random)
     }
 
-    /// section_data (Table 4.52).
+    /// section_data.
     private func readSections(_ r: inout AACBits) throws(AACDamage) {
         let lengthBits = info.isShort ? 3 : 5
         let escape = (1 << lengthBits) - 1
@@ -264,7 +264,7 @@ final class AACChannelStream {
         }
     }
 
-    /// scale_factor_data (Table 4.53; §4.6.2.3): differences from the global gain, the
+    /// scale_factor_data: differences from the global gain, the
     /// intensity positions and the noise energies, each its own chain.
     private func readScaleFactors(_ r: inout AACBits, globalGain: Int) throws(AACDamage) {
         var scale = globalGain, position = 0, noise = globalGain - 90
@@ -297,7 +297,7 @@ final class AACChannelStream {
         guard !r.overrun else { throw .truncated }
     }
 
-    /// tns_data (Table 4.48; §4.6.9.3), with the coefficients turned into LPC form.
+    /// tns_data, with the coefficients turned into LPC form.
     private func readTNS(_ r: inout AACBits, _ t: AACStreamTables) throws(AACDamage) {
         let short = info.isShort
         let maxOrder = short ? 7 : t.tnsMaxOrderLong
@@ -317,7 +317,7 @@ final class AACChannelStream {
                 tns.downward[k] = r.bit()
                 let compress = r.read(1)
                 let width = resolution - compress
-                // Inverse quantisation (§4.6.9.3): arcsine-spaced reflection coefficients.
+                // Inverse quantisation: arcsine-spaced reflection coefficients.
                 let half = Float(1 << (resolution - 1))
                 let iqfac = (half - 0.5) / (Float.pi / 2), iqfacNegative = (half + 0.5) / (Float.pi / 2)
                 for i in 0..<order {
@@ -340,7 +340,7 @@ final class AACChannelStream {
         guard !r.overrun else { throw .truncated }
     }
 
-    /// spectral_data (Table 4.56; §4.6.3): codewords of 4 or 2 values, their sign bits,
+    /// spectral_data: codewords of 4 or 2 values, their sign bits,
     /// and codebook 11's escapes, into `quantised` in window order.
     private func readSpectrum(_ r: inout AACBits, bands: [Int]) throws(AACDamage) {
         let windows = info.windowCount
@@ -368,7 +368,7 @@ final class AACChannelStream {
         }
     }
 
-    /// Dequantisation (§4.6.1.3, §4.6.2.3): sign · |q|^(4/3) · gain, and PNS (§4.6.13):
+    /// Dequantisation: sign · |q|^(4/3) · gain, and PNS:
     /// noise bands get pseudo-random values scaled to the band's energy. The generator and
     /// its order (band after band, window after window, channel after channel) are FFmpeg's,
     /// so that a decode matches its noise exactly: the standard leaves the generator free.
@@ -418,7 +418,7 @@ final class AACChannelStream {
     }
 }
 
-/// Spectrum codeword decoding (§4.6.3.3): the values a codebook index stands for.
+/// Spectrum codeword decoding: the values a codebook index stands for.
 enum AACSpectrum {
     /// Per codebook 1…11, per index: the values, one byte each (as Int8), first value lowest.
     static let values: [[UInt32]] = {

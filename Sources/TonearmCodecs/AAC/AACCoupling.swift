@@ -6,7 +6,7 @@ import Musl
 import Darwin
 #endif
 
-/// A coupling_channel_element (§4.4.2.1, Table 4.8; §4.6.12): one more channel's spectrum,
+/// A coupling_channel_element (Table 4.8): one more channel's spectrum,
 /// added with its own gains to target channels, either to their spectra (dependent
 /// coupling, before or after their TNS) or to their output (independently switched,
 /// after the IMDCT). The targets are named by element type and tag; a CCE may come before
@@ -32,7 +32,7 @@ final class AACCouplingElement {
 
     deinit { output.deallocate() }
 
-    /// The gain_element_scale steps, 2^(2^(s−3)) (§4.6.12.3).
+    /// The gain_element_scale steps, 2^(2^(s−3)).
     static let scales: [Float] = [1.0905077326652577, 1.189207115002721, 1.4142135623730951, 2]
 
     /// Reads the element after its tag; its individual_channel_stream decodes into `stream`.

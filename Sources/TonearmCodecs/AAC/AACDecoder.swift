@@ -1,8 +1,8 @@
 import TonearmCore
 
 /// AAC: the general audio coder of MPEG-4 (ISO/IEC 14496-3 subpart 4) and MPEG-2
-/// (13818-7), object types AAC Main (1), LC (2) and LTP (4), decoded natively to Float32 (or Int16 and Int32 by
-/// rounding, as FFmpeg's float decoder and its conversions do).
+/// (13818-7), object types AAC Main (1), LC (2) and LTP (4), decoded natively to Float32
+/// (or Int16 and Int32 by rounding, as FFmpeg's float decoder and its conversions do).
 ///
 /// The decoder is configured by the AudioSpecificConfig, the magic cookie every container
 /// gives for 'aac ' (ADTS and LATM build one from their headers, MPEG-2 AAC included). One
@@ -14,15 +14,17 @@ import TonearmCore
 /// decides the layout), FIL (extension payloads go to ``extensionDecoder``), END; section
 /// data, scale factors, the 11 spectrum codebooks and escapes, pulses, intensity stereo,
 /// PNS, TNS, sine and KBD windows in the four window sequences, IMDCT and overlap-add.
-/// Coupling channel elements (CCE) are applied as §4.6.12 says, before or after TNS or
+/// Coupling channel elements (CCE) are applied as the standard says, before or after TNS or
 /// after the IMDCT.
 ///
-/// Damaged frames are concealed, never thrown: a frame whose bitstream is invalid (an
-/// out-of-range section, scale factor, band or escape, a reserved codebook) or ends early
-/// decodes as silence, through the filter bank so the previous frame's tail fades out
-/// without a click, and counts in ``concealedPackets``. Decoding resumes with the next packet.
+/// Damaged frames are concealed, never thrown: in a frame whose bitstream is invalid (an
+/// out-of-range section, scale factor, band or escape, a reserved codebook) or ends early,
+/// the channels from the damage on decode as silence, through the filter bank so that the
+/// previous frame's tail fades out without a click, and the frame counts in
+/// ``concealedPackets``. Decoding resumes with the next packet. (ADTS headers, and with them
+/// their CRC, stay in the parser, which hands only the raw data blocks over.)
 ///
-/// **HE-AAC and HE-AAC v2** ('aach' and 'aacp', ISO/IEC 14496-3 §4.6.18 and §8.6.4): SBR
+/// **HE-AAC and HE-AAC v2** ('aach' and 'aacp': ISO/IEC 14496-3's SBR and PS tools): SBR
 /// doubles the rate (2048 frames a packet) and PS makes a mono core stereo. The format ID
 /// decides, the cookie configures: 'aach' and 'aacp' decode the SBR of an LC cookie found in
 /// the bitstream (implicit signalling: ``DecodedFormatProbe`` finds it in the first packets
@@ -39,9 +41,10 @@ public final class AACDecoder: AudioDecoder {
     /// 1024: one core frame; 2048 with SBR.
     public let maximumFramesPerPacket: Int
     /// LC: the IMDCT overlap reaches one frame back. Main: its predictors learn from every
-    /// frame, and the encoder resets each of them within 30 frames (a reset group a frame).
-    /// LTP: the prediction reads the last two frames' output (and so on back: frames
-    /// before the preroll still leave a trace where the prediction reaches them).
+    /// frame; an encoder that cycles through the 30 reset groups, as ffmpeg's does, has
+    /// reset each of them within 30 frames. LTP: the prediction reads the last two frames'
+    /// output (and so on back: frames before the preroll still leave a trace where the
+    /// prediction reaches them).
     /// SBR: ``sbrPrerollPackets``.
     public let seekPrerollPackets: Int
     /// HE-AAC's preroll. After a reset SBR (and PS) start only at a header whose frame the
@@ -49,7 +52,8 @@ public final class AACDecoder: AudioDecoder {
     /// the last frame's), and the state settles over the frames after it: the QMF banks and
     /// the gain smoothing reach one frame back, the noise generator's position and the PS
     /// decorrelator's delay lines further. 40 packets (0.9 s at 96 kHz, 1.9 s at 44.1 kHz) reach
-    /// back past a header repeated every 32 frames or less and leave the state time to settle;
+    /// back past such a header when the stream has one every 32 frames or less, and leave the
+    /// state time to settle;
     /// a stream with rarer startable headers converges later (exactly, once it does).
     static let sbrPrerollPackets = 40
     public private(set) var concealedPackets = 0
@@ -58,6 +62,7 @@ public final class AACDecoder: AudioDecoder {
         heaac?.parametricStereo == true ? ChannelLayout(tag: .stereo) : channelMap.layout
     }
 
+    /// The stream's AudioSpecificConfig.
     let config: AudioSpecificConfig
     let tables: AACStreamTables
     let channelMap: AACChannelMap
@@ -278,7 +283,7 @@ public final class AACDecoder: AudioDecoder {
         return length
     }
 
-    /// raw_data_block (§4.4.2.1, Table 4.3): elements until ID_END.
+    /// raw_data_block (Table 4.3): elements until ID_END.
     private func readRawDataBlock(_ r: inout AACBits) throws(AACDamage) {
         var occurrences = [0, 0, 0, 0]
         var previous: AACElementReference?
@@ -308,7 +313,7 @@ public final class AACDecoder: AudioDecoder {
                 frameCouplings.append(element)
                 statistics.couplingElements += 1
                 previous = nil
-            case 4:  // data_stream_element (Table 4.10)
+            case 4:  // data_stream_element
                 _ = r.read(4)
                 let aligned = r.bit()
                 var count = r.read(8)
@@ -319,7 +324,7 @@ public final class AACDecoder: AudioDecoder {
             case 5:  // program_config_element: the cookie's decides the layout
                 try skipProgramConfig(&r)
                 statistics.programConfigElements += 1
-            case 6:  // fill_element (Table 4.11)
+            case 6:  // fill_element
                 var count = r.read(4)
                 if count == 15 { count += r.read(8) - 1 }
                 let start = r.position
@@ -386,7 +391,7 @@ public final class AACDecoder: AudioDecoder {
         try b.read(&r, tables, globalGain: gainB, random: &random)
         let bands = tables.bands(a.info)
         if common && msPresent != 0 { statistics.midSideBands += AACStereo.midSide(a, b, mask: msMask, bands: bands) }
-        // AAC Main predicts after M/S and before intensity stereo (§4.6.7.1).
+        // AAC Main predicts after M/S and before intensity stereo.
         predict(a, channel: slot?.channel)
         predict(b, channel: slot.map { $0.channel + 1 })
         if common { AACStereo.intensity(a, b, msPresent: msPresent, mask: msMask, bands: bands) }
@@ -441,7 +446,7 @@ public final class AACDecoder: AudioDecoder {
         }
     }
 
-    /// Coupling, LTP, TNS and the filter bank of one channel (§4.6.12: dependent coupling
+    /// Coupling, LTP, TNS and the filter bank of one channel (dependent coupling
     /// before or after TNS, independent after the IMDCT).
     private func process(_ s: AACChannelStream, state st: AACChannelState, into out: UnsafeMutablePointer<Float>,
                          coupled: [(AACCouplingElement, Int)]?)
@@ -492,7 +497,7 @@ struct AACElementReference {
 
 /// Counts of what decoded frames used (channel streams, bands, filters, elements).
 struct AACStatistics: Equatable {
-    /// Channel streams by window sequence (Table 4.107's order).
+    /// Channel streams by window sequence (in AACWindowSequence's order).
     var windowSequences = [0, 0, 0, 0]
     var noiseBands = 0
     var intensityBands = 0
@@ -535,7 +540,7 @@ final class AACChannelState {
     /// The second half of the last frame's windowed IMDCT output.
     let overlap: UnsafeMutablePointer<Float>
     /// The window shape of the last frame (its right half's), which the next frame's left
-    /// half uses (§4.6.11.3.2).
+    /// half uses.
     var previousShape = 0
     /// AAC Main: the 672 predictors (``AACPrediction``).
     let predictors: UnsafeMutablePointer<Float>?

@@ -109,7 +109,7 @@ final class AACFFT {
     }
 }
 
-/// The inverse MDCT of one size (ISO/IEC 14496-3 §4.6.11.3.1):
+/// The inverse MDCT of one size (ISO/IEC 14496-3):
 /// x[n] = scale · Σ_k X[k]·cos(2π/N·(n + n₀)(k + ½)), n₀ = (N/2 + 1)/2, for N = 2048 or 256,
 /// from N/2 coefficients. It is a DCT-IV of N/2 points, computed with an N/4-point complex
 /// FFT between a pre- and a post-rotation, then unfolded into N samples by the MDCT's
@@ -164,7 +164,7 @@ final class AACIMDCT {
     }
 
     /// The forward MDCT, X[k] = scale · Σ_n x[n]·cos(2π/N·(n + n₀)(k + ½)): `length` samples
-    /// in, folded into a DCT-IV, `length / 2` coefficients out (AAC LTP's §4.6.8.3).
+    /// in, folded into a DCT-IV, `length / 2` coefficients out (for AAC LTP).
     func forward(_ x: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>) {
         let n = length, m = n / 2, q = n / 4
         for i in 0..<m / 2 { out[i] = -x[3 &* q &- 1 &- i] - x[3 &* q &+ i] }
@@ -193,7 +193,7 @@ final class AACIMDCT {
     }
 }
 
-/// The windows of §4.6.11.3.2: sine and Kaiser-Bessel derived (α = 4 long, 6 short), each
+/// The windows: sine and Kaiser-Bessel derived (α = 4 long, 6 short), each
 /// the rising half, `length / 2` values; the falling half is the same read backwards.
 enum AACWindows {
     static let sineLong = sine(2048)
@@ -233,13 +233,13 @@ enum AACWindows {
     static func short(_ shape: Int) -> [Float] { shape == 1 ? kbdShort : sineShort }
 }
 
-/// The synthesis filter bank (§4.6.11): IMDCT, windowing by window sequence and shape, and
+/// The synthesis filter bank: IMDCT, windowing by window sequence and shape, and
 /// overlap-add with the previous frame's second half.
 final class AACFilterbank {
-    /// Scaled by 2/N as §4.6.11.3.1, and by 2^-15: the standard's output is 16-bit full scale.
+    /// Scaled by 2/N, as the standard's IMDCT, and by 2^-15: its output is 16-bit full scale.
     private let long = AACIMDCT(length: 2048, scale: 2.0 / 2048 / 32768)
     private let short = AACIMDCT(length: 256, scale: 2.0 / 256 / 32768)
-    /// AAC LTP's forward MDCT: 2·Σ (§4.6.8.3), in the spectrum's 16-bit scale.
+    /// AAC LTP's forward MDCT: 2·Σ, in the spectrum's 16-bit scale.
     private lazy var ltpMDCT = AACIMDCT(length: 2048, scale: 2 * 32768)
     /// AAC LTP's predicted signal (2048 samples) and spectrum (1024).
     let ltpTime: UnsafeMutablePointer<Float> = .allocate(capacity: 2048)

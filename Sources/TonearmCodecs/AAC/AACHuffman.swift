@@ -1,5 +1,5 @@
 /// The AAC Huffman codebooks as two-level lookup tables, built once from the codeword
-/// lists of ``AACHuffman`` (ISO/IEC 14496-3 Annex 4.A; §4.6.3 spectral data decoding).
+/// lists of ``AACHuffman`` (ISO/IEC 14496-3 Annex 4.A; spectral data decoding).
 ///
 /// A table entry is either a leaf, `index << 8 | length` (the codebook index and the whole
 /// codeword's length), or a link, `1 << 31 | offset << 8 | bits`: the next `bits` bits

@@ -6,7 +6,7 @@ import Musl
 import Darwin
 #endif
 
-/// AAC LTP's long-term prediction (ISO/IEC 14496-3 §4.6.8): the decoder's own output,
+/// AAC LTP's long-term prediction (ISO/IEC 14496-3): the decoder's own output,
 /// delayed by the lag and scaled, windowed and taken back to the frequency domain with
 /// an MDCT, predicts the bands the encoder marks; the coded values are the residual.
 ///
@@ -15,7 +15,7 @@ import Darwin
 /// shaped by the frame's TNS filter in its analysis form before it is added, and the state
 /// the last two frames' output and the windowed second half of the last IMDCT.
 enum AACLTP {
-    /// The eight LTP gains of ltp_coef (§4.6.8.2, Table 4.147).
+    /// The eight LTP gains of ltp_coef.
     static let coefficients: [Float] = [0.570829, 0.696616, 0.813004, 0.911304, 0.984900, 1.067894, 1.194601, 1.369533]
     /// MAX_LTP_LONG_SFB.
     static let maximumBands = 40
@@ -49,11 +49,11 @@ enum AACLTP {
     }
 }
 
-/// AAC Main's backward-adaptive prediction (§4.6.7): per spectral line below PRED_SFB_MAX,
+/// AAC Main's backward-adaptive prediction: per spectral line below PRED_SFB_MAX,
 /// a second-order lattice LMS predictor run on the decoded values, whose estimate is added
 /// in the bands the encoder marks. The standard fixes its arithmetic: every state value is
 /// kept with a 16-bit mantissa (truncated), the estimate rounded, and the gain's reciprocal
-/// rounded to even (§4.6.7.3), so that encoder and decoder stay in step.
+/// rounded to even, so that encoder and decoder stay in step.
 enum AACPrediction {
     /// One predictor: r0, r1, cor0, cor1, var0, var1.
     static let stride = 6

@@ -1,4 +1,4 @@
-/// The joint stereo tools of a channel pair (§4.6.8.1 M/S, §4.6.8.2 intensity), on the
+/// The joint stereo tools of a channel pair (M/S, intensity), on the
 /// dequantised spectra.
 enum AACStereo {
     /// ms_used per group × 64 bands, from ms_mask_present: 0 none, 1 per band, 2 all.
@@ -9,8 +9,8 @@ enum AACStereo {
     }
 
     /// l = m + s, r = m − s in the bands that use M/S and are coded in both channels (not
-    /// noise, not intensity), as FFmpeg does: the standard's shared noise for M/S noise bands
-    /// is left out by it and by its encoder, so a decode that matches its output does too.
+    /// noise, not intensity), as FFmpeg does: it does not give M/S noise bands the shared
+    /// noise the standard describes, and a decode that matches its output does not either.
     /// Returns the number of bands (per group) it applied to.
     static func midSide(_ left: AACChannelStream, _ right: AACChannelStream, mask: [Bool], bands: [Int]) -> Int {
         let info = left.info
@@ -59,7 +59,7 @@ enum AACStereo {
     }
 }
 
-/// Temporal noise shaping (§4.6.9.3): an all-pole filter run over parts of the spectrum,
+/// Temporal noise shaping: an all-pole filter run over parts of the spectrum,
 /// or its inverse (the encoder's all-zero filter) for AAC LTP's predicted spectrum.
 enum AACTNS {
     static func apply(_ s: AACChannelStream, _ t: AACStreamTables) {

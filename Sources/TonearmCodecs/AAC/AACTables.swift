@@ -7,12 +7,12 @@ import Darwin
 #endif
 
 /// The tables of AAC's general audio coder that depend on the sampling rate (ISO/IEC
-/// 14496-3 §4.5.4: the scale factor band tables, swb_offset_long_window and
-/// swb_offset_short_window; §4.6.9.4: TNS_MAX_BANDS and TNS_MAX_ORDER), as data of the
+/// 14496-3: the scale factor band tables, swb_offset_long_window and
+/// swb_offset_short_window; TNS_MAX_BANDS and TNS_MAX_ORDER), as data of the
 /// standard.
 enum AACTables {
     /// The sampling frequency index a rate decodes with: the table's own for its 13 rates,
-    /// else the nearest by the ranges of §4.6.2.3 (Table 4.82, for explicit rates).
+    /// else the nearest by the standard's ranges for explicit rates.
     static func samplingIndex(_ rate: Double) -> Int {
         let floors: [Double] = [92017, 75132, 55426, 46009, 37566, 27713, 23004, 18783, 13856, 11502, 9391]
         return floors.firstIndex { rate >= $0 } ?? 11
@@ -71,13 +71,13 @@ enum AACTables {
         }
     }
 
-    /// TNS_MAX_BANDS for Main and LC (Table 4.155), long and short windows, by sampling index.
+    /// TNS_MAX_BANDS for Main and LC, long and short windows, by sampling index.
     static let tnsMaxBandsLong: [Int] = [31, 31, 34, 40, 42, 51, 46, 46, 42, 42, 42, 39, 39]
     static let tnsMaxBandsShort: [Int] = [9, 9, 10, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14]
 
-    /// PRED_SFB_MAX: the bands AAC Main's predictor covers (§4.6.6.2, Table 4.161).
+    /// PRED_SFB_MAX: the bands AAC Main's predictor covers.
     static let predictionMaxBands: [Int] = [33, 33, 38, 40, 40, 40, 41, 41, 37, 37, 37, 34, 34]
 
-    /// |q|^(4/3) for the quantised values 0…8191 (§4.6.1.3).
+    /// |q|^(4/3) for the quantised values 0…8191.
     static let powerFourThirds: [Float] = (0..<8192).map { Float(pow(Double($0), 4.0 / 3.0)) }
 }

@@ -20,17 +20,17 @@ The oracle is ffmpeg's float AAC decoder, `ffmpeg -v error -c:a aac -i FILE -f f
 - `features`: what the encode was made to exercise (PNS, intensity, M/S, TNS): the
   decoder tests check its statistics show each of them.
 
-The golden PCM is ffmpeg's first 16384 samples (all the frames Tonearm gives, if fewer) rounded to 24 bits and
-stored as FLAC (flac 1.4, raw input); its rounding (≤ 2^-24) is far below the tolerance.
-A sample outside [-1, 1) would clip: the script refuses.
+The golden PCM is ffmpeg's first 16384 samples (all the frames Tonearm gives, if fewer),
+rounded to 24 bits and stored as FLAC by golden_pcm.py, which the other decoder goldens
+share.
 """
 import json
 import os
-import struct
 import subprocess
 import sys
 
-GOLDEN_SAMPLES = 16384
+from golden_pcm import write_golden_flac
+
 SEQUENCES = ["onlyLong", "longStart", "eightShort", "longStop"]
 
 
@@ -102,15 +102,8 @@ def main():
             if s:
                 sequences[s] = sequences.get(s, 0) + 1
         sequences = dict(sorted(sequences.items()))
-    n = min(frames, ffmpeg_frames, GOLDEN_SAMPLES // channels)
-    samples = struct.unpack("<%df" % (n * channels), pcm[:n * channels * 4])
-    ints = [round(s * (1 << 23)) for s in samples]
-    if any(v < -(1 << 23) or v >= 1 << 23 for v in ints):
-        sys.exit("%s: a sample of ffmpeg's decode is outside [-1, 1); lower the source level" % path)
-    raw = b"".join(struct.pack("<i", v)[:3] for v in ints)
-    subprocess.run(["flac", "-s", "-f", "-8", "--force-raw-format", "--endian=little", "--sign=signed",
-                    "--channels=%d" % channels, "--bps=24", "--sample-rate=%d" % rate, "--no-padding",
-                    "--no-seektable", "-o", base + ".golden.flac", "-"], input=raw, check=True)
+    # No more than the frames Tonearm gives (ffmpeg keeps an M4A's end padding).
+    n, peak = write_golden_flac(base + ".golden.flac", pcm[:frames * channels * 4], channels, rate, path)
     golden = {
         "encoder": command,
         "container": container,
@@ -126,7 +119,7 @@ def main():
         "ffmpegFrames": ffmpeg_frames,
         "ffmpegDecoder": decoder,
         "goldenFrames": n,
-        "peak": round(max(abs(s) for s in samples), 6),
+        "peak": round(peak, 6),
         "windowSequences": sequences,
         "features": sorted(features),
     }
