@@ -231,7 +231,10 @@ final class PSParameterTests: XCTestCase {
     /// Each frame's PS payload, through the AAC decoder's extension hook.
     static func payloads(_ path: String) throws -> [(bytes: [UInt8], bits: Int)] {
         let stream = try XCTUnwrap(try facts(path)["stream"] as? [String: Any])
-        let coreRate = try XCTUnwrap(stream["coreRate"] as? Int)
+        return try payloads(path, coreRate: try XCTUnwrap(stream["coreRate"] as? Int))
+    }
+
+    static func payloads(_ path: String, coreRate: Int) throws -> [(bytes: [UInt8], bits: Int)] {
         let file = try AudioFile(path: path)
         var format = try XCTUnwrap(try file.properties.dataFormat)
         format.formatID = .mpeg4AAC

@@ -61,17 +61,17 @@ final class PSProcessingTests: XCTestCase {
     }
 
     /// A complex tone at the centre frequency of each hybrid band comes out of that band with
-    /// the gain of its filter, Σ g(n) (the prototype's DC gain), and the other bands of the
-    /// split far below.
+    /// the gain of its filter, Σ g(n) (the prototype's DC gain), in phase with the tone (the
+    /// filter is centred), and out of the split's other bands at under 13 % of that.
     func testHybridBandsSelectTheirFrequencies() {
-        // (configuration, QMF band, hybrid bands in order, the split's centres in cycles a slot,
-        // the prototype)
+        // Per case: the configuration, the QMF band, its first hybrid band, the hybrid bands'
+        // centres in cycles a slot, in order, and the prototype's gain.
         let g8 = PSTables.prototype8, g12 = PSTables.prototype12, g4 = PSTables.prototype4, g2 = PSTables.prototype2
         func gain(_ g: [Double]) -> Double { 2 * g[0..<6].reduce(0, +) + g[6] }
         struct Case { var is34: Bool; var qmf: Int; var first: Int; var centres: [Double]; var dc: Double }
         let cases = [
             // 10/20: hybrid 0, 1 at −3/16 and −1/16 (the 8-band split's bands 6, 7), 2, 3 at
-            // 1/16, 3/16; 4 and 5 sum two bands each (tested below through their sum).
+            // 1/16, 3/16; 4 and 5, sums of two bands each, are not probed.
             Case(is34: false, qmf: 0, first: 0, centres: [-3.0 / 16, -1.0 / 16, 1.0 / 16, 3.0 / 16], dc: gain(g8)),
             // The 2-band real splits: band 1's high half first, band 2's low half first.
             Case(is34: false, qmf: 1, first: 6, centres: [0.5, 0], dc: gain(g2)),

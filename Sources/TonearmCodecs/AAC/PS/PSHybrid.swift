@@ -14,10 +14,7 @@
 /// split. The synthesis is the sum of each QMF band's hybrid bands: the filters of a split
 /// add up to the middle tap alone, so analysis then synthesis gives the input back.
 final class PSHybrid {
-    /// QMF slots a frame, and the lookahead the analysis needs.
-    static let slots = 32
-    static let lookahead = 6
-    /// Per split QMF band: 6 slots of history, then the frame's 32 and the lookahead's 6.
+    /// Per split QMF band: 6 slots of history, then the frame's 32 and the 6 of lookahead.
     private static let span = 44
 
     private let historyRe = UnsafeMutablePointer<Float>.allocate(capacity: 5 * PSHybrid.span)
@@ -34,6 +31,10 @@ final class PSHybrid {
 
     /// The first split's 8 bands that make each of the 6 hybrid bands of the 10/20-band configuration.
     private static let summed8 = [[6], [7], [0], [1], [2, 5], [3, 4]]
+
+    /// The hybrid bands each split QMF band becomes.
+    private static let splitWidths20 = [6, 2, 2]
+    private static let splitWidths34 = [12, 8, 4, 4, 4]
 
     static func bandCount(is34: Bool) -> Int { is34 ? 91 : 71 }
     /// The QMF bands that are split, and the hybrid bands they become.
@@ -107,7 +108,7 @@ final class PSHybrid {
     ///   - outRe, outIm: the QMF matrix, slot-major, 32 slots × 64 bands.
     static func synthesize(re: UnsafePointer<Float>, im: UnsafePointer<Float>, is34: Bool,
                            outRe: UnsafeMutablePointer<Float>, outIm: UnsafeMutablePointer<Float>) {
-        let widths = is34 ? [12, 8, 4, 4, 4] : [6, 2, 2]
+        let widths = is34 ? splitWidths34 : splitWidths20
         var k = 0
         for (band, width) in widths.enumerated() {
             for n in 0..<32 {
