@@ -23,6 +23,9 @@ struct AACBits {
     }
 
     var overrun: Bool { position > end }
+    /// The bits left before `end` (negative after an overrun): an extension payload's reader
+    /// takes no more than these.
+    var bitsLeft: Int { end - position }
 
     /// The next 32 bits, first bit in the top bit.
     @inline(__always)
