@@ -131,7 +131,7 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         return fuzzMPEG(input.rest, mode: mode, perCall: perCall, output: output)
     }
     if codec % 7 == 5 && codec & 0xC0 == 0xC0 {
-        return fuzzAAC(input.rest, perCall: perCall, output: output)
+        return fuzzAAC(input.rest, mode: mode, perCall: perCall, output: output)
     }
     let format = description(&input, codec: codec, channels: channels)
     let cookieLength = Int(input.byte())
@@ -262,21 +262,20 @@ private func fuzzMPEG(_ payload: [UInt8], mode: UInt8, perCall: Int, output: PCM
 /// AAC (codec byte 0xC2: `codec % 7 == 5`, bits 6 and 7 set): a cookie length (0–63) and
 /// the AudioSpecificConfig, then the packets in ALAC's form: a count (at most 16), that many
 /// 16-bit sizes, then the packets (raw data blocks or whole LOAS frames). The stream
-/// description comes from the cookie, as a container gives it.
-private func fuzzAAC(_ payload: [UInt8], perCall: Int, output: PCMBuffer.CommonFormat) -> Int32 {
+/// description comes from the cookie, as a container gives it. Bits 6 and 7 of the mode
+/// pick the format asked for: 'aac ', 'aach' (SBR), 'aacp' (SBR and PS), or the one
+/// ``DecodedFormatProbe`` finds in the first packets (HE-AAC's implicit signalling).
+private func fuzzAAC(_ payload: [UInt8], mode: UInt8, perCall: Int, output: PCMBuffer.CommonFormat) -> Int32 {
     var input = Input(bytes: payload)
     let cookie = input.take(Int(input.byte() & 63))
     let data = input.rest
-    let format = StreamDescription(sampleRate: 44100, formatID: .mpeg4AAC, bytesPerPacket: 0, framesPerPacket: 1024,
-                                   bytesPerFrame: 0, channelsPerFrame: 2, bitsPerChannel: 0)
+    let kind = Int(mode >> 6)
+    let format = StreamDescription(sampleRate: 44100, formatID: [.mpeg4AAC, .mpeg4AAC_HE, .mpeg4AAC_HE_V2, .mpeg4AAC][kind],
+                                   bytesPerPacket: 0, framesPerPacket: 1024, bytesPerFrame: 0, channelsPerFrame: 2,
+                                   bitsPerChannel: 0)
     guard let probe = try? CodecRegistry.makeDecoder(for: format, magicCookie: cookie, output: output) else { return 0 }
     // The container gives the cookie's rate and channels.
-    let f = probe.inputFormat
-    guard f.channelsPerFrame <= 16,
-          let decoder = try? CodecRegistry.makeDecoder(for: f, magicCookie: cookie, output: output),
-          let twin = try? CodecRegistry.makeDecoder(for: f, magicCookie: cookie, output: output)
-    else { return 0 }
-    precondition(decoder.maximumFramesPerPacket == 1024)
+    var f = probe.inputFormat
     var sizes = data.makeIterator()
     let count = Int(sizes.next() ?? 0) % 16 + 1
     var offset = 1 + 2 * count
@@ -289,6 +288,19 @@ private func fuzzAAC(_ payload: [UInt8], perCall: Int, output: PCMBuffer.CommonF
         offset += size
     }
     guard !d.isEmpty else { return 0 }
+    if kind == 3, let formatProbe = DecodedFormatProbe(format: f, magicCookie: cookie) {
+        data.withUnsafeBytes { raw in
+            for p in d where !formatProbe.examine(UnsafeRawBufferPointer(rebasing:
+                raw[Int(p.startOffset)..<Int(p.startOffset) + Int(p.dataByteSize)])) {}
+        }
+        f = formatProbe.format
+    }
+    guard f.channelsPerFrame <= 16,
+          let decoder = try? CodecRegistry.makeDecoder(for: f, magicCookie: cookie, output: output),
+          let twin = try? CodecRegistry.makeDecoder(for: f, magicCookie: cookie, output: output)
+    else { return 0 }
+    precondition(decoder.maximumFramesPerPacket == Int(f.framesPerPacket))
+    precondition(decoder.maximumFramesPerPacket == 1024 || decoder.maximumFramesPerPacket == 2048)
     return decodeBothWays(decoder, twin, data, packets: d.count, bytesPerPacket: 0, perCall: min(d.count, perCall),
                           descriptions: d, output: output)
 }
