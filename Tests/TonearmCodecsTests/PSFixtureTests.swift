@@ -5,78 +5,11 @@ import Tonearm
 import TonearmTestSupport
 
 /// The HE-AAC v2 fixtures (Tests/Fixtures/aache/ps_*) end to end: the AAC decoder's core, the
-/// SBR decoder, and ``PSDecoder`` between SBR's HF adjustment and two synthesis banks, against
-/// ffmpeg's float decoder (the goldens, and ffmpeg's whole decode where it is installed).
-///
-/// The SBR decoder does not call PS yet; ``Harness`` does what it will do: after SBR's
-/// process of the mono channel it rebuilds the synthesis input X from SBR's X_Low and Y (as
-/// SBR's process builds it, with the 6 lookahead slots of the low bands), runs PS on it, and
-/// synthesizes left and right with banks of its own.
+/// SBR decoder, and ``PSDecoder`` between SBR's HF adjustment and two synthesis banks (as the
+/// SBR decoder of a mono element calls it for 'aacp'), against ffmpeg's float decoder (the
+/// goldens, and ffmpeg's whole decode where it is installed).
 final class PSFixtureTests: XCTestCase {
-    final class Harness: AACExtensionDecoder {
-        let sbr: SBRDecoder
-        let ps = PSDecoder()
-        let left = SBRSynthesisFilterbank(), right = SBRSynthesisFilterbank()
-        var output = [Float]()
-        var refused = 0
-        private var mono = [Float](repeating: 0, count: 2048)
-        private var xRe = [Float](repeating: 0, count: 38 * 64), xIm = [Float](repeating: 0, count: 38 * 64)
-        private var lRe = [Float](repeating: 0, count: 32 * 64), lIm = [Float](repeating: 0, count: 32 * 64)
-        private var rRe = [Float](repeating: 0, count: 32 * 64), rIm = [Float](repeating: 0, count: 32 * 64)
-        private var frame = [Float](repeating: 0, count: 2 * 2048)
-
-        init(rate: Int) { sbr = SBRDecoder(outputSampleRate: rate, channels: 1) }
-
-        func payload(type: Int, bits: AACBits, bitCount: Int, after: AACElementReference?) {
-            guard type == 13 || type == 14 else { return }
-            guard sbr.parse(bits.base, bitPosition: bits.position, bitCount: min(bitCount, max(0, bits.bitsLeft)),
-                            crc: type == 14, elementIsPair: false) else { return }
-            if sbr.psBitCount > 0 && !ps.parse(Array(sbr.psBytes[0..<(sbr.psBitCount + 7) / 8]), bitCount: sbr.psBitCount) {
-                refused += 1
-            }
-        }
-
-        func process(core: UnsafeMutablePointer<Float>, channels: Int, frameLength: Int) {
-            sbr.process(channel: 0, core: core, output: &mono)
-            // X as SBR's process gave its synthesis bank, then the lookahead.
-            let c = sbr.channels[0], s = sbr.scratch
-            let xr = s.lowReal, xi = s.lowImag
-            let yr = c.yReal[c.current], yi = c.yImag[c.current]
-            let oldYr = c.yReal[c.current ^ 1], oldYi = c.yImag[c.current ^ 1]
-            let carried = max(2 * c.previousEnd - 32, 0)
-            for i in 0..<(38 * 64) { xRe[i] = 0; xIm[i] = 0 }
-            for slot in 0..<38 {
-                let old = slot < carried
-                let (low, high, top) = old ? (sbr.previousKx, sbr.previousKx, sbr.previousKx + sbr.previousM)
-                    : (sbr.kx, sbr.kx, sbr.kx + sbr.m)
-                for k in 0..<min(low, slot < 32 ? 32 : 5) {
-                    xRe[slot * 64 + k] = xr[k * 40 + slot + 2]
-                    xIm[slot * 64 + k] = xi[k * 40 + slot + 2]
-                }
-                guard slot < 32 else { continue }
-                for k in high..<min(top, 64) {
-                    xRe[slot * 64 + k] = old ? oldYr[(slot + 32) * 64 + k] : yr[slot * 64 + k]
-                    xIm[slot * 64 + k] = old ? oldYi[(slot + 32) * 64 + k] : yi[slot * 64 + k]
-                }
-            }
-            ps.process(inputReal: xRe, inputImag: xIm, bandLimit: sbr.kx + sbr.m,
-                       leftReal: &lRe, leftImag: &lIm, rightReal: &rRe, rightImag: &rIm)
-            frame.withUnsafeMutableBufferPointer { f in
-                for slot in 0..<32 {
-                    lRe.withUnsafeBufferPointer { re in lIm.withUnsafeBufferPointer { im in
-                        left.synthesize(real: re.baseAddress! + slot * 64, imag: im.baseAddress! + slot * 64, into: f.baseAddress! + slot * 64)
-                    } }
-                    rRe.withUnsafeBufferPointer { re in rIm.withUnsafeBufferPointer { im in
-                        right.synthesize(real: re.baseAddress! + slot * 64, imag: im.baseAddress! + slot * 64,
-                                         into: f.baseAddress! + 2048 + slot * 64)
-                    } }
-                }
-            }
-            for i in 0..<2048 { output.append(frame[i]); output.append(frame[2048 + i]) }
-        }
-    }
-
-    /// A fixture decoded through the harness, interleaved stereo.
+    /// A fixture decoded as 'aacp', interleaved stereo, and the PS payloads refused.
     static func decode(_ path: String) throws -> (samples: [Float], refused: Int) {
         let stream = try XCTUnwrap(try PSParameterTests.facts(path)["stream"] as? [String: Any])
         return try decode(path, coreRate: try XCTUnwrap(stream["coreRate"] as? Int))
@@ -85,20 +18,21 @@ final class PSFixtureTests: XCTestCase {
     static func decode(_ path: String, coreRate: Int) throws -> (samples: [Float], refused: Int) {
         let file = try AudioFile(path: path)
         var format = try XCTUnwrap(try file.properties.dataFormat)
-        format.formatID = .mpeg4AAC
-        format.sampleRate = Double(coreRate)
-        format.channelsPerFrame = 1
+        format.formatID = .mpeg4AAC_HE_V2
+        format.sampleRate = Double(2 * coreRate)
+        format.channelsPerFrame = 2
         let aac = try AACDecoder(format: format, magicCookie: try file.magicCookie, output: .float32)
-        let harness = Harness(rate: 2 * coreRate)
-        aac.extensionDecoder = harness
-        let buffer = try XCTUnwrap(PCMBuffer(format: aac.outputFormat, frameCapacity: 1024))
+        let buffer = PCMBuffer(commonFormat: .float32, sampleRate: format.sampleRate, channels: 2, interleaved: true,
+                               frameCapacity: 2048)
         let count = Int(try file.properties.audioDataPacketCount ?? 0)
+        var output = [Float]()
         for i in 0..<count {
             let (data, _) = try file.readPacketData(startingAt: Int64(i), count: 1)
             buffer.frameLength = 0
             try data.withBytes { (raw) throws(AudioError) in try aac.decode(raw, packetCount: 1, descriptions: nil, into: buffer) }
+            buffer.withUnsafeMutableSamples(Float.self) { output += $0.prefix(2 * buffer.frameLength) }
         }
-        return (harness.output, harness.refused)
+        return (output, aac.heaac?.refusedPSPayloads ?? 0)
     }
 
     static let rmsLimit = 0x1p-15 / 12.0.squareRoot(), maxLimit = 0x1p-14
