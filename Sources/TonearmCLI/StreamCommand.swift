@@ -210,12 +210,8 @@ enum StreamCommand {
                 probe = DecodedFormatProbe(format: f, magicCookie: parserFormat?.1)
             }
             if let p = probe, !probed {
-                for d in (descriptions ?? []).prefix(8) where !probed {
-                    let start = Int(d.startOffset), end = start + Int(d.dataByteSize)
-                    guard start >= 0, end <= data.count else { break }
-                    probed = p.examine(UnsafeRawBufferPointer(rebasing: data[start..<end]))
-                }
-                if packets + Int64(count) >= 8 { probed = true }
+                probed = p.examine(data, descriptions: descriptions ?? [])
+                    || packets + Int64(count) >= DecodedFormatProbe.packetLimit
             }
             packets += Int64(count)
         })

@@ -22,9 +22,9 @@ public final class ExtAudioFile {
     public let file: AudioFile
     /// The file's data format (`kExtAudioFileProperty_FileDataFormat`): the format the file
     /// decodes to. Where only the packets tell (HE-AAC signalled implicitly, or PS in a mono
-    /// HE-AAC stream), it is what the first packets show, as Apple's ExtAudioFile takes the
-    /// richest playable format of the file's format list: an ADTS file whose header says AAC LC
-    /// at 22.05 kHz and whose frames carry SBR and PS is 'aacp', stereo, at 44.1 kHz.
+    /// HE-AAC stream), it is what the first packets show (``DecodedFormatProbe``): an ADTS
+    /// file whose header says AAC LC at 22.05 kHz and whose frames carry SBR and PS is 'aacp',
+    /// stereo, at 44.1 kHz, the first layer of the file's format list that the frames carry.
     public let fileDataFormat: StreamDescription
     /// Decoded frames per frame the container counts: 2 when the container counts at the
     /// core rate of an HE-AAC stream it names as AAC LC (ADTS, LATM, an LC cookie), else 1.
@@ -138,7 +138,7 @@ public final class ExtAudioFile {
         storedLayout = decoded.channelsPerFrame == format.channelsPerFrame ? p.channelLayout : nil
         isWriting = false
         clientDataFormat = format.isPCM && PCMEncoder.canEncode(format) ? format
-            : .pcm(sampleRate: format.sampleRate, channels: format.channelsPerFrame, bits: 32, isFloat: true,
+            : .pcm(sampleRate: decoded.sampleRate, channels: decoded.channelsPerFrame, bits: 32, isFloat: true,
                    isBigEndian: 1.bigEndian == 1)
         try makeReadConverter()
     }
@@ -281,21 +281,15 @@ public final class ExtAudioFile {
         -> StreamDescription
     {
         guard let probe = DecodedFormatProbe(format: format, magicCookie: p.magicCookie) else { return format }
-        for packet in 0..<min(8, p.audioDataPacketCount ?? 8) {
-            guard let (data, _) = try? file.readPacketData(startingAt: packet, count: 1), !data.isEmpty else { break }
-            if data.withUnsafeBytes({ probe.examine($0) }) { break }
+        let count = Int(min(Int64(DecodedFormatProbe.packetLimit), p.audioDataPacketCount ?? 0))
+        if count > 0, let (data, descriptions) = try? file.readPacketData(startingAt: 0, count: count) {
+            data.withUnsafeBytes { probe.examine($0, descriptions: descriptions ?? []) }
         }
         return probe.format
     }
 
     /// The packet table in decoded frames.
-    private var packetTable: PacketTableInfo? {
-        guard var t = properties?.packetTableInfo else { return nil }
-        t.numberValidFrames *= frameScale
-        t.primingFrames = Int32(clamping: Int64(t.primingFrames) * frameScale)
-        t.remainderFrames = Int32(clamping: Int64(t.remainderFrames) * frameScale)
-        return t
-    }
+    private var packetTable: PacketTableInfo? { properties?.packetTableInfo?.scaled(by: frameScale) }
     private var priming: Int64 { Int64(max(0, packetTable?.primingFrames ?? 0)) }
 
     /// Frames in the file at its own rate, after trimming: `kExtAudioFileProperty_FileLengthFrames`.

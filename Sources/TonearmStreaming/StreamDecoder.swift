@@ -108,8 +108,9 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         }
         let deadline = Date().addingTimeInterval(timeout)
         var chunk = [UInt8](repeating: 0, count: 16384)
-        while !parser.isReadyToProducePackets {
-            guard Date() < deadline else { throw AudioError(.timedOut, "the format of \(stream.url) was not known after \(Int(timeout)) s") }
+        /// Reads, records and parses the next bytes; false at the stream's end.
+        func next() throws(AudioError) -> Bool {
+            let position = stream.position
             condition.unlock()
             let got: (count: Int, discontinuity: Bool)?
             do { got = try chunk.withMutableBytes { raw throws(AudioError) in try stream.read(into: raw, waitingUpTo: 0.25) } } catch {
@@ -117,31 +118,32 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
                 throw error
             }
             condition.lock()
-            guard let got else { continue }
+            guard let got else { return true }
             if got.count == 0 {
                 try parser.parse(nil)
+                return false
+            }
+            record(chunk, count: got.count, at: position)
+            try parser.parse(chunk[..<got.count], flags: got.discontinuity ? .discontinuity : [])
+            // Titles in these first bytes begin with the first frame.
+            takeTitles()
+            noteTitles(upTo: stream.position)
+            return true
+        }
+        while !parser.isReadyToProducePackets {
+            guard Date() < deadline else { throw AudioError(.timedOut, "the format of \(stream.url) was not known after \(Int(timeout)) s") }
+            guard try next() else {
                 guard parser.isReadyToProducePackets else {
                     throw AudioError(.unsupportedFileType, "\(stream.url) ended before its format was known")
                 }
                 break
             }
-            try parser.parse(chunk[..<got.count], flags: got.discontinuity ? .discontinuity : [])
-            // Titles in these first bytes begin with the first frame.
-            takeTitles()
-            noteTitles(upTo: stream.position)
         }
         guard let parsed = parser.properties?.dataFormat else { throw AudioError(.invalidFile, "no data format") }
         if DecodedFormatProbe(format: parsed, magicCookie: parser.properties?.magicCookie) != nil {
             // The format is decided by the first packets: read on until they come.
             while !formatDecided && Date() < deadline {
-                condition.unlock()
-                let got = try? chunk.withMutableBytes { raw throws(AudioError) in try stream.read(into: raw, waitingUpTo: 0.25) }
-                condition.lock()
-                guard let got else { continue }
-                if got.count == 0 { try parser.parse(nil); break }
-                try parser.parse(chunk[..<got.count], flags: got.discontinuity ? .discontinuity : [])
-                takeTitles()
-                noteTitles(upTo: stream.position)
+                guard try next() else { break }
             }
         }
         if !formatDecided { currentDataFormat = parsed }
@@ -283,12 +285,7 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         guard let got, seekTarget == nil else { condition.unlock(); return true }
         // The titles within these bytes were queued before the bytes could be read.
         takeTitles()
-        if let recorder = currentRecorder, got.count > 0 {
-            do { try chunk.withBytes { raw throws(AudioError) in try recorder.write(UnsafeRawBufferPointer(rebasing: raw[..<got.count]), at: position) } } catch {
-                events.append(.recordingStopped(error))
-                currentRecorder = nil
-            }
-        }
+        record(chunk, count: got.count, at: position)
         do throws(AudioError) {
             if got.count == 0 {
                 try parser.parse(nil)
@@ -327,6 +324,16 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         condition.unlock()
         flush(pending)
         return true
+    }
+
+    /// Hands the bytes read to the recorder, if any; a failed write stops the recording.
+    /// Caller holds the lock.
+    private func record(_ chunk: [UInt8], count: Int, at position: Int64) {
+        guard let recorder = currentRecorder, count > 0 else { return }
+        do { try chunk.withBytes { raw throws(AudioError) in try recorder.write(UnsafeRawBufferPointer(rebasing: raw[..<count]), at: position) } } catch {
+            events.append(.recordingStopped(error))
+            currentRecorder = nil
+        }
     }
 
     /// Called with the lock held, from the parser inside `parse`.
@@ -374,11 +381,7 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
                                       _ count: Int, _ descriptions: [PacketDescription]?) -> StreamDescription
     {
         guard let probe = DecodedFormatProbe(format: format, magicCookie: magicCookie), let descriptions else { return format }
-        for d in descriptions.prefix(8) {
-            let start = Int(d.startOffset), end = start + Int(d.dataByteSize)
-            guard start >= 0, end <= data.count else { break }
-            if probe.examine(UnsafeRawBufferPointer(rebasing: data[start..<end])) { break }
-        }
+        probe.examine(data, descriptions: descriptions)
         return probe.format
     }
 
@@ -391,10 +394,7 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
             // live stream goes on past what its first header says). In decoded frames: HE-AAC
             // found in the packets doubles the container's.
             if parsed.framesPerPacket > 0, format.framesPerPacket > parsed.framesPerPacket {
-                let scale = Int64(format.framesPerPacket / parsed.framesPerPacket)
-                table.numberValidFrames *= scale
-                table.primingFrames = Int32(clamping: Int64(table.primingFrames) * scale)
-                table.remainderFrames = Int32(clamping: Int64(table.remainderFrames) * scale)
+                table = table.scaled(by: Int64(format.framesPerPacket / parsed.framesPerPacket))
             }
             c.packetTableInfo = table
             if parser.properties?.isEstimated != false || stream.size == nil { c.framesToKeep = nil }

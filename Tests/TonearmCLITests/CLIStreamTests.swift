@@ -102,8 +102,12 @@ final class CLIStreamTests: XCTestCase {
         XCTAssertTrue(try readWholeFile(dir + "/rec.aac") == file + file + file, "the recording is the stream, looped three times")
 
         // Played: the station's three loops decode as the file three times over does.
-        let played = tonearm(["stream", url, "--output", dir + "/out.wav", "--json-events", "--reconnects", "0"])
+        // Played and recorded: the recording holds the bytes read before the format was
+        // known (up to the first packets, which decide it) too.
+        let played = tonearm(["stream", url, "--output", dir + "/out.wav", "--json-events", "--reconnects", "0",
+                              "--record", dir + "/played.aac"])
         XCTAssertEqual(played.code, 0, played.err)
+        XCTAssertTrue(try readWholeFile(dir + "/played.aac") == file + file + file, "the recording while playing is the stream")
         let playedFormat = try XCTUnwrap(try jsonLines(played.out).first { $0["event"] as? String == "format" })
         XCTAssertEqual(playedFormat["formatID"] as? String, "aacp")
         XCTAssertEqual(playedFormat["sampleRate"] as? Int, 48000)

@@ -289,10 +289,7 @@ private func fuzzAAC(_ payload: [UInt8], mode: UInt8, perCall: Int, output: PCMB
     }
     guard !d.isEmpty else { return 0 }
     if kind == 3, let formatProbe = DecodedFormatProbe(format: f, magicCookie: cookie) {
-        data.withUnsafeBytes { raw in
-            for p in d where !formatProbe.examine(UnsafeRawBufferPointer(rebasing:
-                raw[Int(p.startOffset)..<Int(p.startOffset) + Int(p.dataByteSize)])) {}
-        }
+        data.withUnsafeBytes { formatProbe.examine($0, descriptions: d) }
         f = formatProbe.format
     }
     guard f.channelsPerFrame <= 16,

@@ -8,8 +8,8 @@ import TonearmCore
 ///
 /// The output rate and channel count must be known before the first buffer is handed out,
 /// so a reader (``ExtAudioFile``, a stream decoder) makes a probe for the file's format and
-/// cookie, hands it packets from the first until ``examine(_:)`` returns true (8 at most is
-/// plenty: every SBR stream starts with a header), then asks for ``format``: 'aach' at twice
+/// cookie, hands it packets from the first until ``examine(_:)`` returns true or
+/// ``packetLimit`` packets went by, then asks for ``format``: 'aach' at twice
 /// the rate with 2048 frames a packet when SBR is there, 'aacp' with two channels when PS is
 /// too, else the format it was made with. The decoder made for that format decodes SBR and
 /// PS (see ``AACDecoder``).
@@ -44,6 +44,22 @@ public final class DecodedFormatProbe {
         hook = Hook(outputRate: Int(2 * asc.sampleRate), mono: asc.channels == 1)
         d.extensionDecoder = hook
         if sbr { hook.sbrFound = true }
+    }
+
+    /// The packets worth examining: the probe decides by then (SBR from the first packet that
+    /// has no SBR payload or one whose header it reads; PS from that header's frame).
+    public static let packetLimit = 8
+
+    /// Looks into the packets `descriptions` place in `data`, from the first, until the
+    /// format is decided; true once it is. A description outside `data` ends the look.
+    @discardableResult
+    public func examine(_ data: UnsafeRawBufferPointer, descriptions: [PacketDescription]) -> Bool {
+        for d in descriptions.prefix(Self.packetLimit) {
+            let start = Int(d.startOffset), end = start + Int(d.dataByteSize)
+            guard start >= 0, start <= end, end <= data.count else { break }
+            if examine(UnsafeRawBufferPointer(rebasing: data[start..<end])) { return true }
+        }
+        return hook.decided
     }
 
     /// Looks into one packet; true once the format is decided (more packets change nothing).
@@ -100,7 +116,7 @@ public final class DecodedFormatProbe {
             packets += 1
             if !payloadInPacket && !sbrFound { decided = true }
             payloadInPacket = false
-            if packets >= 8 { decided = true }
+            if packets >= DecodedFormatProbe.packetLimit { decided = true }
         }
     }
 }
