@@ -20,9 +20,7 @@ final class HEAACExtension: AACExtensionDecoder {
     let parametricStereo: Bool
     /// The last frame's output, planar, channel c at c × 2048.
     let output: UnsafeMutablePointer<Float>
-    /// SBR payloads read so far, and those refused (a refused one turns SBR off until the
-    /// next header).
-    private(set) var payloads = 0
+    /// SBR payloads refused so far (a refused one turns SBR off until the next header).
     private(set) var refusedPayloads = 0
     /// PS payloads refused so far (PS keeps its last parameters over their frames).
     var refusedPSPayloads: Int { elements.reduce(0) { $0 + ($1.decoder.stereo?.refusedPayloads ?? 0) } }
@@ -51,7 +49,6 @@ final class HEAACExtension: AACExtensionDecoder {
         guard type == 13 || type == 14, let after, after.kind == 0 || after.kind == 1,
               let element = elements.first(where: { $0.channel == after.channel }),
               element.decoder.channels.count == (after.kind == 1 ? 2 : 1) else { return }
-        payloads += 1
         if !element.decoder.parse(bits.base, bitPosition: bits.position, bitCount: min(bitCount, max(0, bits.bitsLeft)),
                                   crc: type == 14, elementIsPair: after.kind == 1) {
             refusedPayloads += 1
