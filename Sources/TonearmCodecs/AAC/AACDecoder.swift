@@ -53,8 +53,8 @@ public final class AACDecoder: AudioDecoder {
     /// the gain smoothing reach one frame back, the noise generator's position and the PS
     /// decorrelator's delay lines further. 40 packets (0.9 s at 96 kHz, 1.9 s at 44.1 kHz) reach
     /// back past such a header when the stream has one every 32 frames or less, and leave the
-    /// state time to settle;
-    /// a stream with rarer startable headers converges later (exactly, once it does).
+    /// state time to settle; a stream with rarer startable headers converges later (exactly,
+    /// once it does).
     static let sbrPrerollPackets = 40
     public private(set) var concealedPackets = 0
     /// The elements' channels; stereo where PS makes a mono core two channels.
