@@ -236,8 +236,8 @@ extension HEAACDecoderTests {
             let (ours, channels) = try AACDecoderTests.decode(path)
             let ext = try ExtAudioFile(path: path)
             let priming = Int(try ext.file.properties.packetTableInfo?.primingFrames ?? 0)
-            let full = MPEGDecoderTests.floats(try ffmpeg(["-ignore_editlist", "1", "-c:a", "aac", "-i", path,
-                                                                           "-f", "f32le", "-"]))
+            let editList = path.hasSuffix(".m4a") || path.hasSuffix(".mp4") ? ["-ignore_editlist", "1"] : []
+            let full = MPEGDecoderTests.floats(try ffmpeg(editList + ["-c:a", "aac", "-i", path, "-f", "f32le", "-"]))
             // Without the edit list ffmpeg gives every packet's 2048 frames, in one or two channels.
             let packets = Int(try ext.file.properties.audioDataPacketCount ?? 1)
             let ffmpegChannels = full.count / (packets * Int(ext.fileDataFormat.framesPerPacket))
