@@ -22,7 +22,7 @@ let package = Package(
         .target(name: "TonearmCodecs", dependencies: ["TonearmCore"]),
         .target(name: "TonearmConvert", dependencies: ["TonearmCore", "TonearmFormats", "TonearmCodecs"]),
         .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmFormats", "TonearmCodecs", "TonearmConvert"]),
-        .target(name: "TonearmStreaming", dependencies: ["TonearmCore", "TonearmFormats", "TonearmConvert", "TonearmPlayback"]),
+        .target(name: "TonearmStreaming", dependencies: ["TonearmCore", "TonearmFormats", "TonearmCodecs", "TonearmConvert", "TonearmPlayback"]),
         .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmFormats", "TonearmCodecs", "TonearmConvert",
                                                 "TonearmPlayback", "TonearmStreaming"]),
         .target(name: "TonearmCLI", dependencies: ["Tonearm"]),

@@ -7,7 +7,8 @@ enum InfoCommand {
 
         Prints what afinfo prints: the file type, the number of audio tracks (and, for MP4
         and Ogg, every track or stream with the one read marked), the data
-        format, the channel layout, the duration, the audio data's offset, size and packet
+        format, the format it decodes to when only its packets tell (HE-AAC found in the
+        frames of a file whose header says AAC LC), the channel layout, the duration, the audio data's offset, size and packet
         count, the bit rate, the gapless frame counts (valid, priming and remainder), the
         format list and the info dictionary; then the chapters and the size and type of
         the cover image, when the file has them.
@@ -59,12 +60,21 @@ enum InfoCommand {
         let priming: Int64
         let remainder: Int64
         let durationIsEstimated: Bool
+        /// What the packets decode to, where the container's format does not say it all (a
+        /// local file whose first packets show HE-AAC, or PS): ExtAudioFile's file data format.
+        let decodedFormat: StreamDescription?
 
         init(path: String) throws(AudioError) {
             self.path = path
             p = try audioFileProperties(path)
             guard let f = p.dataFormat else { throw AudioError(.invalidFile, "no data format") }
             format = f
+            if !isRemote(path), DecodedFormatProbe(format: f, magicCookie: p.magicCookie) != nil,
+               let decoded = try? ExtAudioFile(path: path).fileDataFormat, decoded != f {
+                decodedFormat = decoded
+            } else {
+                decodedFormat = nil
+            }
             priming = Int64(p.packetTableInfo?.primingFrames ?? 0)
             remainder = Int64(p.packetTableInfo?.remainderFrames ?? 0)
             validFrames = p.validFrames ?? 0
@@ -96,6 +106,7 @@ enum InfoCommand {
             }
             c.print("----")
             c.print("Data format:     \(format)")
+            if let d = decodedFormat { c.print("Decodes as:      \(d) (SBR\(d.formatID == .mpeg4AAC_HE_V2 ? " and PS" : "") in the frames)") }
             if let l = p.channelLayout { c.print("Channel layout: \(l)") } else { c.print("                no channel layout.") }
             c.print("estimated duration: \(fixed(duration, 6)) sec\(durationIsEstimated ? " (estimated)" : "")")
             c.print("audio data file offset: \(p.dataOffset ?? 0)")
@@ -135,8 +146,20 @@ enum InfoCommand {
             c.print("----")
         }
 
+        static func formatJSON(_ f: StreamDescription) -> JSON {
+            .object([
+                ("formatID", .string(f.formatID.fourCC.string)),
+                ("sampleRate", .double(f.sampleRate)),
+                ("channelsPerFrame", .int(Int64(f.channelsPerFrame))),
+                ("bitsPerChannel", .int(Int64(f.bitsPerChannel))),
+                ("bytesPerPacket", .int(Int64(f.bytesPerPacket))),
+                ("framesPerPacket", .int(Int64(f.framesPerPacket))),
+                ("bytesPerFrame", .int(Int64(f.bytesPerFrame))),
+                ("formatFlags", .int(Int64(f.formatFlags.rawValue))),
+            ])
+        }
+
         var json: JSON {
-            let f = format
             var layout = JSON.null
             if let l = p.channelLayout {
                 layout = .object([
@@ -150,16 +173,11 @@ enum InfoCommand {
                 ("path", .string(path)),
                 ("fileType", .string(p.fileType.fourCC.string)),
                 ("fileTypeName", .string(typeName)),
-                ("format", .object([
-                    ("formatID", .string(f.formatID.fourCC.string)),
-                    ("sampleRate", .double(f.sampleRate)),
-                    ("channelsPerFrame", .int(Int64(f.channelsPerFrame))),
-                    ("bitsPerChannel", .int(Int64(f.bitsPerChannel))),
-                    ("bytesPerPacket", .int(Int64(f.bytesPerPacket))),
-                    ("framesPerPacket", .int(Int64(f.framesPerPacket))),
-                    ("bytesPerFrame", .int(Int64(f.bytesPerFrame))),
-                    ("formatFlags", .int(Int64(f.formatFlags.rawValue))),
-                ])),
+                ("format", Self.formatJSON(format)),
+                ("decodedFormat", decodedFormat.map(Self.formatJSON) ?? .null),
+                ("formatList", .array((p.formatList ?? []).map {
+                    .object([("format", Self.formatJSON($0.format)), ("channelLayoutTag", .int(Int64($0.channelLayoutTag.rawValue)))])
+                })),
                 ("channelLayout", layout),
                 ("audioDataOffset", p.dataOffset.map { .int($0) } ?? .null),
                 ("audioDataByteCount", p.audioDataByteCount.map { .int($0) } ?? .null),

@@ -194,12 +194,27 @@ enum StreamCommand {
         var packets: Int64 = 0
         // Titles from the stream's own tags: an Ogg chain's next link brings new comments.
         var tagTitles: [String] = []
+        // The format the packets decode to, where only they tell (HE-AAC in ADTS): decided by
+        // the first packets, and reported then.
+        var probe: DecodedFormatProbe?
+        var probed = false
+        var parserFormat: (StreamDescription, [UInt8]?)?
         let parser = AudioFileStream(fileTypeHint: stream.fileTypeHint, propertyListener: { s, id, _ in
+            if id == .readyToProducePackets, let f = s.properties?.dataFormat { parserFormat = (f, s.properties?.magicCookie) }
             if id == .infoDictionary || id == .readyToProducePackets, s.isReadyToProducePackets,
                let title = s.properties?.info.displayTitle, title != tagTitles.last {
                 tagTitles.append(title)
             }
-        }, packets: { _, count, _, _ in packets += Int64(count) })
+        }, packets: { _, count, data, descriptions in
+            if packets == 0, let f = parserFormat?.0 {
+                probe = DecodedFormatProbe(format: f, magicCookie: parserFormat?.1)
+            }
+            if let p = probe, !probed {
+                probed = p.examine(data, descriptions: descriptions ?? [])
+                    || packets + Int64(count) >= DecodedFormatProbe.packetLimit
+            }
+            packets += Int64(count)
+        })
         var reportedTitles = 0
         var reportedFormat = false
         var parsing = true
@@ -245,8 +260,10 @@ enum StreamCommand {
                     report.decodeError(error)
                     parsing = false
                 }
-                if !reportedFormat, parser.isReadyToProducePackets, let f = parser.properties?.dataFormat {
+                if !reportedFormat, parser.isReadyToProducePackets, let parsed = parser.properties?.dataFormat,
+                   packets > 0 && (probe == nil || probed) || DecodedFormatProbe(format: parsed, magicCookie: parser.properties?.magicCookie) == nil {
                     reportedFormat = true
+                    let f = probe?.format ?? parsed
                     report.format(f, bitRate: parser.properties?.bitRate.map(Int.init) ?? stream.icyHeaders?.bitRate.map { $0 * 1000 },
                                   duration: nil)
                 }

@@ -11,11 +11,12 @@ extension CodecRegistry {
         let flac: Factory = FLACDecoder.make
         let alac: Factory = ALACDecoder.make
         let mpeg: Factory = MPEGDecoder.make
-        return [pcm, g711, ima4, dviIMA, msADPCM, flac, alac, mpeg]
+        let aac: Factory = AACDecoder.make
+        return [pcm, g711, ima4, dviIMA, msADPCM, flac, alac, mpeg, aac]
     }
 
     static let builtinDecodableFormats: [AudioFormatID] = [
         .linearPCM, .uLaw, .aLaw, .appleIMA4, .dviIntelIMA, .microsoftADPCM, .flac, .appleLossless,
-        .mpegLayer1, .mpegLayer2, .mpegLayer3,
+        .mpegLayer1, .mpegLayer2, .mpegLayer3, .mpeg4AAC, .mpeg4AAC_HE, .mpeg4AAC_HE_V2,
     ]
 }

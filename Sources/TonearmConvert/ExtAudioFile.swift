@@ -20,8 +20,15 @@ import TonearmFormats
 public final class ExtAudioFile {
     /// The file underneath.
     public let file: AudioFile
-    /// The file's data format (`kExtAudioFileProperty_FileDataFormat`).
+    /// The file's data format (`kExtAudioFileProperty_FileDataFormat`): the format the file
+    /// decodes to. Where only the packets tell (HE-AAC signalled implicitly, or PS in a mono
+    /// HE-AAC stream), it is what the first packets show (``DecodedFormatProbe``): an ADTS
+    /// file whose header says AAC LC at 22.05 kHz and whose frames carry SBR and PS is 'aacp',
+    /// stereo, at 44.1 kHz, the first layer of the file's format list that the frames carry.
     public let fileDataFormat: StreamDescription
+    /// Decoded frames per frame the container counts: 2 when the container counts at the
+    /// core rate of an HE-AAC stream it names as AAC LC (ADTS, LATM, an LC cookie), else 1.
+    private let frameScale: Int64
     /// The order of the file's channels, when known: reading, the order they decode in (the
     /// codec's own, for ALAC, else the file's layout); writing, the order they are stored in.
     public var fileChannelLayout: ChannelLayout? {
@@ -124,11 +131,14 @@ public final class ExtAudioFile {
         }
         self.file = file
         properties = p
-        fileDataFormat = format
-        storedLayout = p.channelLayout
+        let decoded = ExtAudioFile.decodedFormat(of: file, format: format, properties: p)
+        fileDataFormat = decoded
+        frameScale = decoded.framesPerPacket > format.framesPerPacket && format.framesPerPacket > 0
+            ? Int64(decoded.framesPerPacket / format.framesPerPacket) : 1
+        storedLayout = decoded.channelsPerFrame == format.channelsPerFrame ? p.channelLayout : nil
         isWriting = false
         clientDataFormat = format.isPCM && PCMEncoder.canEncode(format) ? format
-            : .pcm(sampleRate: format.sampleRate, channels: format.channelsPerFrame, bits: 32, isFloat: true,
+            : .pcm(sampleRate: decoded.sampleRate, channels: decoded.channelsPerFrame, bits: 32, isFloat: true,
                    isBigEndian: 1.bigEndian == 1)
         try makeReadConverter()
     }
@@ -265,13 +275,27 @@ public final class ExtAudioFile {
 
     // MARK: Reading
 
-    private var packetTable: PacketTableInfo? { properties?.packetTableInfo }
+    /// The format the file's packets decode to, looking into its first packets when its
+    /// format and cookie leave that open (``DecodedFormatProbe``).
+    private static func decodedFormat(of file: AudioFile, format: StreamDescription, properties p: FileProperties)
+        -> StreamDescription
+    {
+        guard let probe = DecodedFormatProbe(format: format, magicCookie: p.magicCookie) else { return format }
+        let count = Int(min(Int64(DecodedFormatProbe.packetLimit), p.audioDataPacketCount ?? 0))
+        if count > 0, let (data, descriptions) = try? file.readPacketData(startingAt: 0, count: count) {
+            data.withUnsafeBytes { probe.examine($0, descriptions: descriptions ?? []) }
+        }
+        return probe.format
+    }
+
+    /// The packet table in decoded frames.
+    private var packetTable: PacketTableInfo? { properties?.packetTableInfo?.scaled(by: frameScale) }
     private var priming: Int64 { Int64(max(0, packetTable?.primingFrames ?? 0)) }
 
     /// Frames in the file at its own rate, after trimming: `kExtAudioFileProperty_FileLengthFrames`.
     public var fileLengthFrames: Int64 {
         if let t = packetTable, t.numberValidFrames > 0 { return t.numberValidFrames }
-        return max(0, (properties?.totalFrames ?? 0) - priming - Int64(max(0, packetTable?.remainderFrames ?? 0)))
+        return max(0, (properties?.totalFrames ?? 0) * frameScale - priming - Int64(max(0, packetTable?.remainderFrames ?? 0)))
     }
 
     /// Frames a full read gives in the client format: ⌈file frames × client rate / file rate⌉.
@@ -397,10 +421,10 @@ public final class ExtAudioFile {
         converter.reset()
         let decoded = priming + fileFrame
         var packet: Int64 = 0, skip = decoded
-        if decoded > 0, let (p, _) = try? file.packet(forFrame: decoded) {
+        if decoded > 0, let (p, _) = try? file.packet(forFrame: decoded / frameScale) {
             let roll = max((try? file.rollDistance(forPacket: p)) ?? 0, Int64(converter.decoderPrerollPackets))
             packet = max(0, p - roll)
-            skip = decoded - (try file.frame(forPacket: packet))
+            skip = decoded - (try file.frame(forPacket: packet)) * frameScale
         }
         nextPacket = packet
         converter.framesToSkip = skip
@@ -442,6 +466,7 @@ public final class ExtAudioFile {
         file = try AudioFile.create(path: path, type: type, format: fileFormat, flags: flags)
         self.encoder = encoder
         fileDataFormat = fileFormat
+        frameScale = 1
         // WAVE and FLAC files keep their channels in the channel mask's order: frames
         // written in another order (ALAC's C L R…, AIFF's) are reordered on the way in.
         var fileLayout = channelLayout

@@ -66,6 +66,11 @@ public struct ChannelLayout: Hashable, Sendable, CustomStringConvertible {
         public static let mpeg6_1_A = Tag(125, 7)
         /// kAudioChannelLayoutTag_MPEG_7_1_A: L R C LFE Ls Rs Lc Rc.
         public static let mpeg7_1_A = Tag(126, 8)
+        /// kAudioChannelLayoutTag_MPEG_7_1_B, also kAudioChannelLayoutTag_AAC_7_1:
+        /// C Lc Rc L R Ls Rs LFE (AAC's channel configuration 7).
+        public static let mpeg7_1_B = Tag(127, 8)
+        /// kAudioChannelLayoutTag_AAC_7_1, the same tag as ``mpeg7_1_B``.
+        public static let aac7_1 = mpeg7_1_B
         /// kAudioChannelLayoutTag_MPEG_7_1_C: L R C LFE Ls Rs Rls Rrs.
         public static let mpeg7_1_C = Tag(128, 8)
         /// kAudioChannelLayoutTag_ITU_2_1: L R Cs.
@@ -187,6 +192,7 @@ public struct ChannelLayout: Hashable, Sendable, CustomStringConvertible {
         t[Tag.mpeg5_1_C.rawValue] = ("MPEG 5.1 C", [.left, .center, .right, .leftSurround, .rightSurround, .lfeScreen], false)
         t[Tag.mpeg5_1_D.rawValue] = ("MPEG 5.1 D", [.center, .left, .right, .leftSurround, .rightSurround, .lfeScreen], false)
         t[Tag.mpeg6_1_A.rawValue] = ("MPEG 6.1 A", [.left, .right, .center, .lfeScreen, .leftSurround, .rightSurround, .centerSurround], false)
+        t[Tag.mpeg7_1_B.rawValue] = ("MPEG 7.1 B", [.center, .leftCenter, .rightCenter, .left, .right, .leftSurround, .rightSurround, .lfeScreen], false)
         t[Tag.mpeg7_1_A.rawValue] = ("MPEG 7.1 A", [.left, .right, .center, .lfeScreen, .leftSurround, .rightSurround, .leftCenter, .rightCenter], true)
         t[Tag.mpeg7_1_C.rawValue] = ("MPEG 7.1 C", [.left, .right, .center, .lfeScreen, .leftSurround, .rightSurround, .rearSurroundLeft, .rearSurroundRight], false)
         t[Tag.itu2_1.rawValue] = ("ITU 2.1", [.left, .right, .centerSurround], false)

@@ -36,6 +36,14 @@ public struct PacketTableInfo: Hashable, Sendable {
 
     /// All the frames that the packets decode to.
     public var totalFrames: Int64 { numberValidFrames + Int64(primingFrames) + Int64(remainderFrames) }
+
+    /// The table counted in frames `factor` times as many: HE-AAC decoded at twice the rate
+    /// its container counts at.
+    public func scaled(by factor: Int64) -> PacketTableInfo {
+        PacketTableInfo(numberValidFrames: numberValidFrames * factor,
+                        primingFrames: Int32(clamping: Int64(primingFrames) * factor),
+                        remainderFrames: Int32(clamping: Int64(remainderFrames) * factor))
+    }
 }
 
 /// One packet of audio data with its description and the trim that gapless playback needs.

@@ -1,6 +1,7 @@
 import Foundation
 import TonearmCore
 import TonearmFormats
+import TonearmCodecs
 import TonearmConvert
 import TonearmPlayback
 
@@ -15,6 +16,10 @@ import TonearmPlayback
 /// - Titles: ICY `StreamTitle`s and an Ogg chain's new comments come out as
 ///   ``Event/title(_:frame:)`` with the client frame they begin at.
 /// - A live stream that reconnected is a discontinuity: the parser and the decoder start over.
+/// - Where only the packets tell what a stream decodes to (HE-AAC in ADTS, whose header says
+///   AAC LC at half the rate: most "AAC+" stations), ``open(timeout:)`` reads on until the
+///   first packets are there and ``fileDataFormat`` is what they decode to
+///   (``DecodedFormatProbe``), 'aacp' at 44.1 kHz, say.
 public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
     public enum Event: Sendable, Equatable {
         /// The format is known; frames follow.
@@ -69,6 +74,9 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
     /// What `fileDataFormat` answers: the decoder's thread changes it when an Ogg chain's next
     /// link or an MP3's frames change format.
     private var currentDataFormat = StreamDescription.float32(sampleRate: 44100, channels: 2)
+    /// Whether `currentDataFormat` is the parser's format as its packets decode to (set once
+    /// packets of a new format were seen).
+    private var formatDecided = false
 
     /// The stream's data format, once ``open(timeout:)`` returned.
     public var fileDataFormat: StreamDescription { condition.withLock { currentDataFormat } }
@@ -100,8 +108,9 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         }
         let deadline = Date().addingTimeInterval(timeout)
         var chunk = [UInt8](repeating: 0, count: 16384)
-        while !parser.isReadyToProducePackets {
-            guard Date() < deadline else { throw AudioError(.timedOut, "the format of \(stream.url) was not known after \(Int(timeout)) s") }
+        /// Reads, records and parses the next bytes; false at the stream's end.
+        func next() throws(AudioError) -> Bool {
+            let position = stream.position
             condition.unlock()
             let got: (count: Int, discontinuity: Bool)?
             do { got = try chunk.withMutableBytes { raw throws(AudioError) in try stream.read(into: raw, waitingUpTo: 0.25) } } catch {
@@ -109,21 +118,36 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
                 throw error
             }
             condition.lock()
-            guard let got else { continue }
+            guard let got else { return true }
             if got.count == 0 {
                 try parser.parse(nil)
+                return false
+            }
+            record(chunk, count: got.count, at: position)
+            try parser.parse(chunk[..<got.count], flags: got.discontinuity ? .discontinuity : [])
+            // Titles in these first bytes begin with the first frame.
+            takeTitles()
+            noteTitles(upTo: stream.position)
+            return true
+        }
+        while !parser.isReadyToProducePackets {
+            guard Date() < deadline else { throw AudioError(.timedOut, "the format of \(stream.url) was not known after \(Int(timeout)) s") }
+            guard try next() else {
                 guard parser.isReadyToProducePackets else {
                     throw AudioError(.unsupportedFileType, "\(stream.url) ended before its format was known")
                 }
                 break
             }
-            try parser.parse(chunk[..<got.count], flags: got.discontinuity ? .discontinuity : [])
-            // Titles in these first bytes begin with the first frame.
-            takeTitles()
-            noteTitles(upTo: stream.position)
         }
-        guard let format = parser.properties?.dataFormat else { throw AudioError(.invalidFile, "no data format") }
-        currentDataFormat = format
+        guard let parsed = parser.properties?.dataFormat else { throw AudioError(.invalidFile, "no data format") }
+        if DecodedFormatProbe(format: parsed, magicCookie: parser.properties?.magicCookie) != nil {
+            // The format is decided by the first packets: read on until they come.
+            while !formatDecided && Date() < deadline {
+                guard try next() else { break }
+            }
+        }
+        if !formatDecided { currentDataFormat = parsed }
+        let format = currentDataFormat
         // The title the file's own tags give (an Ogg stream's first link, an ID3 tag).
         if lastTitle == nil, let title = parser.properties?.info.displayTitle { noteTitle(title, frame: 0) }
         events.append(.ready(format))
@@ -157,8 +181,9 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
     public var clientLengthFrames: Int64? {
         condition.withLock {
             guard let client = clientFormat, let p = parser?.properties, stream.size != nil, !p.isEstimated,
-                  let frames = p.validFrames, frames > 0, currentDataFormat.sampleRate > 0 else { return nil }
-            return Int64((Double(frames) * client.sampleRate / currentDataFormat.sampleRate).rounded())
+                  let frames = p.validFrames, frames > 0, let rate = p.dataFormat?.sampleRate, rate > 0 else { return nil }
+            // The container's frames, at its rate (half the decoded rate for HE-AAC it names as LC).
+            return Int64((Double(frames) * client.sampleRate / rate).rounded())
         }
     }
 
@@ -260,12 +285,7 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         guard let got, seekTarget == nil else { condition.unlock(); return true }
         // The titles within these bytes were queued before the bytes could be read.
         takeTitles()
-        if let recorder = currentRecorder, got.count > 0 {
-            do { try chunk.withBytes { raw throws(AudioError) in try recorder.write(UnsafeRawBufferPointer(rebasing: raw[..<got.count]), at: position) } } catch {
-                events.append(.recordingStopped(error))
-                currentRecorder = nil
-            }
-        }
+        record(chunk, count: got.count, at: position)
         do throws(AudioError) {
             if got.count == 0 {
                 try parser.parse(nil)
@@ -306,6 +326,16 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         return true
     }
 
+    /// Hands the bytes read to the recorder, if any; a failed write stops the recording.
+    /// Caller holds the lock.
+    private func record(_ chunk: [UInt8], count: Int, at position: Int64) {
+        guard let recorder = currentRecorder, count > 0 else { return }
+        do { try chunk.withBytes { raw throws(AudioError) in try recorder.write(UnsafeRawBufferPointer(rebasing: raw[..<count]), at: position) } } catch {
+            events.append(.recordingStopped(error))
+            currentRecorder = nil
+        }
+    }
+
     /// Called with the lock held, from the parser inside `parse`.
     private func propertyFound(_ s: AudioFileStream, _ id: AudioFilePropertyID) {
         guard s.isReadyToProducePackets else { return }
@@ -324,7 +354,10 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         do throws(AudioError) {
             if formatChanged {
                 formatChanged = false
-                if let format = parser.properties?.dataFormat { currentDataFormat = format }
+                if let format = parser.properties?.dataFormat {
+                    currentDataFormat = Self.decodedFormat(format, magicCookie: parser.properties?.magicCookie, data, count, descriptions)
+                    formatDecided = true
+                }
                 try makeConverter()
             }
             guard let converter else {
@@ -343,12 +376,26 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         }
     }
 
+    /// The format packets of `format` decode to, from the first of them where only they tell.
+    private static func decodedFormat(_ format: StreamDescription, magicCookie: [UInt8]?, _ data: UnsafeRawBufferPointer,
+                                      _ count: Int, _ descriptions: [PacketDescription]?) -> StreamDescription
+    {
+        guard let probe = DecodedFormatProbe(format: format, magicCookie: magicCookie), let descriptions else { return format }
+        probe.examine(data, descriptions: descriptions)
+        return probe.format
+    }
+
     private func makeConverter() throws(AudioError) {
-        guard let client = clientFormat, parser != nil, let format = parser.properties?.dataFormat else { return }
+        guard let client = clientFormat, parser != nil, let parsed = parser.properties?.dataFormat else { return }
+        let format = formatDecided ? currentDataFormat : parsed
         let c = try AudioConverter(from: format, to: client, magicCookie: parser.properties?.magicCookie)
-        if converter == nil, let table = parser.properties?.packetTableInfo {
+        if converter == nil, var table = parser.properties?.packetTableInfo {
             // The first link: trim the priming, and the padding when the length is known (a
-            // live stream goes on past what its first header says).
+            // live stream goes on past what its first header says). In decoded frames: HE-AAC
+            // found in the packets doubles the container's.
+            if parsed.framesPerPacket > 0, format.framesPerPacket > parsed.framesPerPacket {
+                table = table.scaled(by: Int64(format.framesPerPacket / parsed.framesPerPacket))
+            }
             c.packetTableInfo = table
             if parser.properties?.isEstimated != false || stream.size == nil { c.framesToKeep = nil }
         }

@@ -166,6 +166,25 @@ for (label, path) in [("128k", mp3), ("320k", mp3High)] {
                           referenceName: "mpg123 --float -e f32"))
     }
 }
+// AAC-LC decoding (128 kbit/s M4A) to Float32, one thread each, to /dev/null as for MP3.
+cases.append(Case(name: "AAC-LC M4A decode 128k → f32, \(seconds / 60) min",
+                  ours: [tonearm, "convert", m4a, "/dev/null", "-f", "WAVE", "-d", "LEF32"],
+                  reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-c:a", "aac", "-i", m4a, "-f", "f32le", "/dev/null"],
+                  referenceName: "ffmpeg -c:a aac -f f32le"))
+// HE-AAC v2 decoding (SBR and PS dominate): a file from the fixtures' generator, which needs
+// python3 and the repository (run from its root); skipped without them.
+let heaacScript = FileManager.default.currentDirectoryPath + "/Tests/Fixtures/make-aache.sh"
+if FileManager.default.fileExists(atPath: heaacScript) {
+    let path = "\(work)/heaac-v2-\(seconds)s.m4a"
+    if !FileManager.default.fileExists(atPath: path) {
+        print("making \(path) (\(seconds) s)…")
+        run(["/bin/bash", heaacScript, "--long", path, String(seconds / 60)])
+    }
+    cases.append(Case(name: "HE-AAC v2 M4A decode 24k → f32, \(seconds / 60) min",
+                      ours: [tonearm, "convert", path, "/dev/null", "-f", "WAVE", "-d", "LEF32"],
+                      reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-c:a", "aac", "-i", path, "-f", "f32le", "/dev/null"],
+                      referenceName: "ffmpeg -c:a aac -f f32le"))
+}
 // Playback on the null sink's virtual clock: the decoder, the decoding thread, the ring and
 // the render thread, as fast as they go, against mpg123 decoding to its 'test' output.
 if let mpg123Tool {

@@ -79,6 +79,45 @@ final class CLIStreamTests: XCTestCase {
         XCTAssertEqual(parts.map(\.count).prefix(3), [3000, second - 3000, third - second])
     }
 
+    /// An AAC+ station (HE-AAC v2 in ADTS, whose headers say AAC LC at half the rate, with ICY
+    /// titles): the format reported is what the frames decode to, 'aacp' stereo at 48 kHz;
+    /// `--record` writes the exact bytes; played to a WAV, the audio is the file's decode.
+    func testAACPlusStation() throws {
+        let s = try server()
+        let path = "aache/ps_baseline_48k.aac"
+        let file = try readWholeFile(fixturesDirectory + "/" + path)
+        let dir = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let url = s.url("live/\(path)?metaint=1000&loops=3&titles=One%7CTwo%7CThree&name=AAC%2B%20FM")
+        let r = tonearm(["stream", url, "--no-play", "--json-events", "--record", dir + "/rec.aac", "--reconnects", "0"])
+        XCTAssertEqual(r.code, 0, r.err)
+        let events = try jsonLines(r.out)
+        XCTAssertEqual(events.first?["icyName"] as? String, "AAC+ FM")
+        // A title a loop (the file is 3 metaint blocks; the block after the last byte starts a fourth period).
+        XCTAssertEqual(events.compactMap { $0["title"] as? String }, ["One", "Two", "Three", "One"])
+        let format = try XCTUnwrap(events.first { $0["event"] as? String == "format" })
+        XCTAssertEqual(format["formatID"] as? String, "aacp")
+        XCTAssertEqual(format["sampleRate"] as? Int, 48000)
+        XCTAssertEqual(format["channels"] as? Int, 2)
+        XCTAssertTrue(try readWholeFile(dir + "/rec.aac") == file + file + file, "the recording is the stream, looped three times")
+
+        // Played: the station's three loops decode as the file three times over does.
+        // Played and recorded: the recording holds the bytes read before the format was
+        // known (up to the first packets, which decide it) too.
+        let played = tonearm(["stream", url, "--output", dir + "/out.wav", "--json-events", "--reconnects", "0",
+                              "--record", dir + "/played.aac"])
+        XCTAssertEqual(played.code, 0, played.err)
+        XCTAssertTrue(try readWholeFile(dir + "/played.aac") == file + file + file, "the recording while playing is the stream")
+        let playedFormat = try XCTUnwrap(try jsonLines(played.out).first { $0["event"] as? String == "format" })
+        XCTAssertEqual(playedFormat["formatID"] as? String, "aacp")
+        XCTAssertEqual(playedFormat["sampleRate"] as? Int, 48000)
+        let expected = try decodeInterleaved(dir + "/rec.aac", as: Float.self)
+        let got = try decodeInterleaved(dir + "/out.wav", as: Float.self)
+        XCTAssertEqual(try AudioFile(path: dir + "/out.wav").properties.dataFormat?.sampleRate, 48000)
+        XCTAssertGreaterThanOrEqual(got.count, expected.count)
+        assertSamples(Array(got.prefix(expected.count)), expected, "the WAV")
+    }
+
     /// Playing a URL to a WAV (the file backend) gives the file's decode; `--duration` stops it.
     func testPlaysAURLToAFileAndStopsAtTheDuration() throws {
         let s = try server()

@@ -166,6 +166,8 @@ final class ADTSTests: XCTestCase {
         w.put(0, 7)  // the rest of the 32 bits
         w.put(0, 3)  // frameLengthType
         w.put(0xFF, 8)  // latmBufferFullness
+        w.put(0, 1)  // otherDataPresent
+        w.put(0, 1)  // crcCheckPresent
         let (c, asc) = try XCTUnwrap(try LOASFormat.streamMuxConfig(w.bytes))
         XCTAssertEqual(c.objectType, 5)
         XCTAssertEqual(c.coreObjectType, 2)

@@ -50,6 +50,38 @@ final class StreamDecoderTests: XCTestCase {
         }
     }
 
+    /// An AAC+ station: HE-AAC v2 in ADTS (the header says AAC LC, mono, 24 kHz) with ICY
+    /// titles. The decoder learns the output format from the first frames before `open`
+    /// returns ('aacp', 48 kHz, stereo), and the audio is the file's decode, three loops over.
+    func testAACPlusStationDecodesAsTheFileDoes() throws {
+        let s = try server()
+        let path = "aache/ps_baseline_48k.aac"
+        let file = try readWholeFile(fixturesDirectory + "/" + path)
+        let dir = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try writeWholeFile(dir + "/three.aac", file + file + file)
+        let expected = try decodeInterleaved(dir + "/three.aac", as: Float.self)
+        let d = StreamDecoder(stream: HTTPStream(url: s.url("live/\(path)?metaint=1000&loops=3&titles=One%7CTwo%7CThree"),
+                                                 options: options()))
+        let titles = Titles()
+        d.onEvent = { if case .title(let t, _) = $0 { titles.append(t) } }
+        try d.open()
+        let f = d.fileDataFormat
+        XCTAssertEqual([f.formatID.description, "\(f.sampleRate)", "\(f.channelsPerFrame)", "\(f.framesPerPacket)"],
+                       [AudioFormatID.mpeg4AAC_HE_V2.description, "48000.0", "2", "2048"])
+        XCTAssertEqual(d.properties?.dataFormat?.formatID, .mpeg4AAC, "the parser's format is the ADTS header's")
+        try d.setClientFormat(.float32(sampleRate: 48000, channels: 2))
+        assertSamples(try readAll(d), expected, "the station")
+        XCTAssertEqual(Array(titles.all.prefix(3)), ["One", "Two", "Three"])
+    }
+
+    final class Titles: @unchecked Sendable {
+        private let lock = NSLock()
+        private var list: [String] = []
+        func append(_ t: String) { lock.withLock { list.append(t) } }
+        var all: [String] { lock.withLock { list } }
+    }
+
     /// Where `probe` (interleaved) begins in `expected`, searching frame by frame from `from`.
     func landing(of probe: [Float], in expected: [Float], channels: Int, from: Int = 0) -> Int? {
         guard !probe.isEmpty else { return nil }

@@ -59,6 +59,9 @@ public final class IcecastTestServer: @unchecked Sendable {
     public enum SourceFormat: Sendable {
         /// MPEG audio (`audio/mpeg`), muxed by ffmpeg's mp3 muxer.
         case mp3
+        /// AAC in ADTS (`audio/aacp`, as AAC+ stations send HE-AAC), muxed by ffmpeg's adts
+        /// muxer; Icecast queues it in blocks as it does MP3.
+        case adts
         /// An Ogg file, chained or not (`audio/ogg`), relayed byte for byte.
         case ogg
     }
@@ -233,17 +236,17 @@ public final class IcecastTestServer: @unchecked Sendable {
         process.standardError = FileHandle(forWritingAtPath: log)
         var feeder: OggFeeder?
         switch format {
-        case .mp3:
+        case .mp3, .adts:
             // The tee muxer's syntax gives these characters meanings (and unescapes twice).
             guard !sentCopy.contains(where: { "|[]\\'\"".contains($0) }),
                   name.allSatisfy({ $0.isLetter || $0.isNumber || " -_.,".contains($0) }) else {
                 throw IcecastTestServerError.sourceFailed("sentCopy '\(sentCopy)' or name '\(name)' has a character the tee muxer would read")
             }
-            let mux = "f=mp3:id3v2_version=0:write_xing=0"
+            let (mux, type) = format == .mp3 ? ("f=mp3:id3v2_version=0:write_xing=0", "audio/mpeg") : ("f=adts", "audio/aacp")
             process.standardInput = FileHandle.nullDevice
             process.arguments = ["-hide_banner", "-nostdin", "-loglevel", "error"] + (realtime ? ["-re"] : [])
                 + ["-i", file, "-map", "0:a:0", "-c", "copy", "-f", "tee",
-                   "[\(mux):content_type=audio/mpeg:ice_name=\(name)]\(target)|[\(mux)]\(sentCopy)"]
+                   "[\(mux):content_type=\(type):ice_name=\(name)]\(target)|[\(mux)]\(sentCopy)"]
         case .ogg:
             let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
             _ = FileManager.default.createFile(atPath: sentCopy, contents: nil)

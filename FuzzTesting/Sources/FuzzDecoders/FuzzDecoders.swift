@@ -1,8 +1,8 @@
 import FuzzSupport
 import Tonearm
 
-// The built-in decoders on arbitrary bytes: PCM, G.711, IMA4, IMA and MS ADPCM, FLAC, ALAC and
-// MPEG audio (see fuzzMPEG). The first bytes choose a codec and its stream description
+// The built-in decoders on arbitrary bytes: PCM, G.711, IMA4, IMA and MS ADPCM, FLAC, ALAC,
+// MPEG audio (see fuzzMPEG) and AAC (see fuzzAAC). The first bytes choose a codec and its stream description
 // (channels 1–8, sizes, bits, flags, a magic cookie), the output type and layout and how
 // packets are handed over; the rest is packet data.
 //
@@ -130,6 +130,9 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     if codec % 7 == 6 && codec & 0xC0 == 0x80 {
         return fuzzMPEG(input.rest, mode: mode, perCall: perCall, output: output)
     }
+    if codec % 7 == 5 && codec & 0xC0 == 0xC0 {
+        return fuzzAAC(input.rest, mode: mode, perCall: perCall, output: output)
+    }
     let format = description(&input, codec: codec, channels: channels)
     let cookieLength = Int(input.byte())
     var cookie: [UInt8]? = cookieLength < 200 ? nil : input.take(cookieLength - 200)
@@ -253,6 +256,49 @@ private func fuzzMPEG(_ payload: [UInt8], mode: UInt8, perCall: Int, output: PCM
     }
     let calls = min(d.count, perCall)
     return decodeBothWays(decoder, twin, payload, packets: d.count, bytesPerPacket: 0, perCall: calls,
+                          descriptions: d, output: output)
+}
+
+/// AAC (codec byte 0xC2: `codec % 7 == 5`, bits 6 and 7 set): a cookie length (0–63) and
+/// the AudioSpecificConfig, then the packets in ALAC's form: a count (at most 16), that many
+/// 16-bit sizes, then the packets (raw data blocks or whole LOAS frames). The stream
+/// description comes from the cookie, as a container gives it. Bits 6 and 7 of the mode
+/// pick the format asked for: 'aac ', 'aach' (SBR), 'aacp' (SBR and PS), or the one
+/// ``DecodedFormatProbe`` finds in the first packets (HE-AAC's implicit signalling).
+private func fuzzAAC(_ payload: [UInt8], mode: UInt8, perCall: Int, output: PCMBuffer.CommonFormat) -> Int32 {
+    var input = Input(bytes: payload)
+    let cookie = input.take(Int(input.byte() & 63))
+    let data = input.rest
+    let kind = Int(mode >> 6)
+    let format = StreamDescription(sampleRate: 44100, formatID: [.mpeg4AAC, .mpeg4AAC_HE, .mpeg4AAC_HE_V2, .mpeg4AAC][kind],
+                                   bytesPerPacket: 0, framesPerPacket: 1024, bytesPerFrame: 0, channelsPerFrame: 2,
+                                   bitsPerChannel: 0)
+    guard let probe = try? CodecRegistry.makeDecoder(for: format, magicCookie: cookie, output: output) else { return 0 }
+    // The container gives the cookie's rate and channels.
+    var f = probe.inputFormat
+    var sizes = data.makeIterator()
+    let count = Int(sizes.next() ?? 0) % 16 + 1
+    var offset = 1 + 2 * count
+    var d: [PacketDescription] = []
+    for _ in 0..<count {
+        let n = Int(sizes.next() ?? 0) | Int(sizes.next() ?? 0) << 8
+        guard offset <= data.count else { break }
+        let size = min(n, data.count - offset)
+        d.append(PacketDescription(startOffset: Int64(offset), dataByteSize: UInt32(size)))
+        offset += size
+    }
+    guard !d.isEmpty else { return 0 }
+    if kind == 3, let formatProbe = DecodedFormatProbe(format: f, magicCookie: cookie) {
+        data.withUnsafeBytes { formatProbe.examine($0, descriptions: d) }
+        f = formatProbe.format
+    }
+    guard f.channelsPerFrame <= 16,
+          let decoder = try? CodecRegistry.makeDecoder(for: f, magicCookie: cookie, output: output),
+          let twin = try? CodecRegistry.makeDecoder(for: f, magicCookie: cookie, output: output)
+    else { return 0 }
+    precondition(decoder.maximumFramesPerPacket == Int(f.framesPerPacket))
+    precondition(decoder.maximumFramesPerPacket == 1024 || decoder.maximumFramesPerPacket == 2048)
+    return decodeBothWays(decoder, twin, data, packets: d.count, bytesPerPacket: 0, perCall: min(d.count, perCall),
                           descriptions: d, output: output)
 }
 

@@ -17,7 +17,7 @@ public struct LOASFormat: FramedFormat {
     public var headerSize: Int { 3 }
     public var hasTags: Bool { true }
     public var announcementOrder: [AudioFilePropertyID] {
-        [.fileFormat, .dataFormat, .magicCookieData, .bitRate, .audioDataByteCount, .audioDataPacketCount, .dataOffset,
+        [.formatList, .fileFormat, .dataFormat, .magicCookieData, .bitRate, .audioDataByteCount, .audioDataPacketCount, .dataOffset,
          .maximumPacketSize]
     }
     public var packetSizeUpperBound: UInt32 { 8191 + 3 }
@@ -39,6 +39,9 @@ public struct LOASFormat: FramedFormat {
         config = c
         p.dataFormat = format
         p.magicCookie = asc
+        // HE-AAC signalled in the config, or possible in the frames (LC at 24 kHz or less):
+        // the layers, richest first, as ADTS offers them.
+        p.formatList = (try? AudioSpecificConfig.parse(asc))?.formatList
         p.dataFormatName = "AAC in LATM"
         return .audio
     }
@@ -47,39 +50,21 @@ public struct LOASFormat: FramedFormat {
     /// the AudioSpecificConfig's bits as bytes; nil when the element reuses an earlier one.
     static func streamMuxConfig(_ element: [UInt8]) throws(AudioError) -> (AACAudioConfig, [UInt8])? {
         var r = BitReader(element)
-        func bits(_ n: Int) throws(AudioError) -> Int {
-            guard let v = r.read(n) else { throw AudioError(.invalidFile, "the LATM StreamMuxConfig is cut short") }
-            return Int(v)
+        let mux: LATM.MuxConfig
+        do throws(LATM.Failure) {
+            guard let m = try LATM.readMuxConfig(&r) else { return nil }
+            mux = m
+        } catch {
+            switch error {
+            case .short: throw AudioError(.invalidFile, "the LATM StreamMuxConfig is cut short")
+            case .unsupported(let what): throw AudioError(.unsupportedDataFormat, "LATM with \(what) is not supported")
+            case .invalid(let why): throw AudioError(.unsupportedDataFormat, "LATM: \(why)")
+            }
         }
-        func unsupported(_ what: String) -> AudioError { AudioError(.unsupportedDataFormat, "LATM with \(what) is not supported") }
-        /// LatmGetValue: 2 bits giving 1–4 more bytes.
-        func latmValue() throws(AudioError) -> Int {
-            let count = try bits(2)
-            var v = 0
-            for _ in 0...count { v = v << 8 | (try bits(8)) }
-            return v
-        }
-        if try bits(1) == 1 { return nil }  // useSameStreamMux
-        let version = try bits(1)
-        let versionA = version == 1 ? try bits(1) : 0
-        guard versionA == 0 else { throw unsupported("audioMuxVersionA 1") }
-        if version == 1 { _ = try latmValue() }  // taraBufferFullness
-        guard try bits(1) == 1 else { throw unsupported("streams of different time framing") }
-        guard try bits(6) == 0 else { throw unsupported("several subframes per element") }
-        guard try bits(4) == 0 else { throw unsupported("several programs") }
-        guard try bits(3) == 0 else { throw unsupported("several layers") }
-        var ascLength: Int?
-        if version == 1 { ascLength = try latmValue() }
-        let ascStart = r.bitPosition
-        let c = try AACAudioConfig.read(&r)
-        var ascEnd = r.bitPosition
-        if let ascLength {
-            // The length covers the config and any extension after it.
-            guard ascLength >= ascEnd - ascStart else { throw AudioError(.invalidFile, "the LATM config length is too short") }
-            ascEnd = ascStart + ascLength
-            guard r.skip(ascEnd - r.bitPosition) else { throw AudioError(.invalidFile, "the LATM config is cut short") }
-        }
-        guard try bits(3) == 0 else { throw unsupported("a frame length type other than 0") }
+        let ascStart = mux.ascStart, ascEnd = mux.ascEnd
+        var configReader = BitReader(element)
+        _ = configReader.skip(ascStart)
+        let c = try AACAudioConfig.read(&configReader)
         // The AudioSpecificConfig's bits, realigned to whole bytes.
         var copy = BitReader(element)
         _ = copy.skip(ascStart)

@@ -168,8 +168,9 @@ enum MP4SampleEntry {
                 throw AudioError(.unsupportedDataFormat, "AAC in MP4 without an AudioSpecificConfig")
             }
             let c = try AudioSpecificConfig.parse(asc)
+            // A program config element places its channels itself: no layout by count.
             var f = MP4AudioFormat(format: c.streamDescription, formatList: c.formatList, cookie: asc,
-                                   channelLayout: AudioSpecificConfig.layout(c.ps ? 2 : c.channels),
+                                   channelLayout: c.program == nil ? AudioSpecificConfig.layout(c.ps ? 2 : c.channels) : nil,
                                    declaredBitRate: avg, codecFramesPerPacket: true, name: "AAC")
             // 6144 bits per channel per raw data block (ISO/IEC 14496-3 §4.5.3.2).
             f.packetSizeBound = UInt32(768 * max(1, c.channels))

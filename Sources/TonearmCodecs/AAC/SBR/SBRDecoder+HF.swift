@@ -1,0 +1,319 @@
+import Foundation
+
+// HF generation (ISO/IEC 14496-3 §4.6.18.6) and HF adjustment (§4.6.18.7). Time runs in QMF
+// slots of the frame's output: slot i of X_Low and X_High is at index i + t_HFAdj (= 2) of a
+// band's 40, so the previous frame's last 8 analysis slots are indices 0…7 and this frame's
+// analysis starts at index 8 (t_HFGen).
+
+extension SBRDecoder {
+    /// §4.6.18.6: the LPC of each low band, the chirp factors, and the patches that copy the
+    /// filtered low band up to k_x…k_x + M of X_High, over the frame's envelopes.
+    func generateHighBand(_ c: SBRChannel, _ t: SBRFrequencyTables) {
+        let s = scratch
+        let xr = s.lowReal, xi = s.lowImag
+        let a0 = s.alpha0, a1 = s.alpha1
+
+        // Covariance-method prediction of order 2 per low band (§4.6.18.6.2):
+        // φ(i, j) = Σ_{n<38} X(n + 2 − i)·X*(n + 2 − j).
+        for k in 0..<min(t.k0, 32) {
+            let r = xr + k * 40, q = xi + k * 40
+            // The sums over n = 1…37 that the terms share, then each term's ends.
+            var e = Float(0), cr = Float(0), ci = Float(0)
+            for n in 1..<38 {
+                e += r[n] * r[n] + q[n] * q[n]
+                // X(n+1)·X*(n)
+                cr += r[n + 1] * r[n] + q[n + 1] * q[n]
+                ci += q[n + 1] * r[n] - r[n + 1] * q[n]
+            }
+            let r11 = e + r[38] * r[38] + q[38] * q[38]
+            let r22 = e + r[0] * r[0] + q[0] * q[0]
+            let r12r = cr + r[1] * r[0] + q[1] * q[0]
+            let r12i = ci + q[1] * r[0] - r[1] * q[0]
+            let r01r = cr + r[39] * r[38] + q[39] * q[38]
+            let r01i = ci + q[39] * r[38] - r[39] * q[38]
+            var r02r: Float = 0, r02i: Float = 0
+            for n in 0..<38 {
+                r02r += r[n + 2] * r[n] + q[n + 2] * q[n]
+                r02i += q[n + 2] * r[n] - r[n + 2] * q[n]
+            }
+            let d = r22 * r11 - (r12r * r12r + r12i * r12i) / 1.000001
+            var b1r: Float = 0, b1i: Float = 0, b0r: Float = 0, b0i: Float = 0
+            if d != 0 {
+                // α1 = (φ(0,1)·φ(1,2) − φ(0,2)·φ(1,1)) / d
+                b1r = (r01r * r12r - r01i * r12i - r02r * r11) / d
+                b1i = (r01r * r12i + r01i * r12r - r02i * r11) / d
+            }
+            if r11 != 0 {
+                // α0 = −(φ(0,1) + α1·φ*(1,2)) / φ(1,1)
+                b0r = -(r01r + b1r * r12r + b1i * r12i) / r11
+                b0i = -(r01i + b1i * r12r - b1r * r12i) / r11
+            }
+            if b0r * b0r + b0i * b0i >= 16 || b1r * b1r + b1i * b1i >= 16 {
+                b0r = 0; b0i = 0; b1r = 0; b1i = 0
+            }
+            a0[2 * k] = b0r; a0[2 * k + 1] = b0i
+            a1[2 * k] = b1r; a1[2 * k + 1] = b1i
+        }
+
+        // Chirp factors per noise band from bs_invf_mode, smoothed against the previous frame's.
+        for i in 0..<t.noiseCount {
+            let mode = c.invf[i], previous = c.previousInvf[i]
+            let target: Float
+            switch mode {
+            case 0: target = previous == 1 ? 0.6 : 0
+            case 1: target = previous == 0 ? 0.6 : 0.75
+            case 2: target = 0.9
+            default: target = 0.98
+            }
+            let old = c.bandwidth[i]
+            var bw = target < old ? 0.75 * target + 0.25 * old : 0.90625 * target + 0.09375 * old
+            if bw < 0.015625 { bw = 0 }
+            c.bandwidth[i] = bw
+        }
+
+        let hr = s.highReal, hi = s.highImag
+        let start = 2 * c.borders[0] + 2, end = 2 * c.borders[c.envelopeCount] + 2
+        var k = t.kx
+        var g = 0
+        for (p0, count) in zip(t.patchStart, t.patchCount) {
+            for x in 0..<count {
+                let p = p0 + x
+                while g < t.noiseCount && k >= t.noise[g + 1] { g += 1 }
+                let bw = c.bandwidth[g]
+                let c1r = a1[2 * p] * bw * bw, c1i = a1[2 * p + 1] * bw * bw
+                let c0r = a0[2 * p] * bw, c0i = a0[2 * p + 1] * bw
+                let lr = xr + p * 40, li = xi + p * 40
+                let outR = hr + k * 40, outI = hi + k * 40
+                for l in start..<end {
+                    outR[l] = lr[l] + c0r * lr[l - 1] - c0i * li[l - 1] + c1r * lr[l - 2] - c1i * li[l - 2]
+                    outI[l] = li[l] + c0r * li[l - 1] + c0i * lr[l - 1] + c1r * li[l - 2] + c1i * lr[l - 2]
+                }
+                k += 1
+            }
+        }
+        // Bands no patch reaches stay empty.
+        for band in k..<t.kx + t.m {
+            (hr + band * 40).update(repeating: 0, count: 40)
+            (hi + band * 40).update(repeating: 0, count: 40)
+        }
+    }
+
+    /// §4.6.18.7: the envelope and noise data mapped to QMF bands, the energy X_High has, the
+    /// limited and boosted gains, and the assembly of Y (gains smoothed over time, noise and
+    /// sinusoids added) into `yr`, `yi`.
+    func adjustHighBand(_ c: SBRChannel, _ t: SBRFrequencyTables, into yr: UnsafeMutablePointer<Float>,
+                        _ yi: UnsafeMutablePointer<Float>) {
+        let s = scratch
+        let kx = t.kx, m = t.m
+        let envelopes = c.envelopeCount
+        let hr = s.highReal, hi = s.highImag
+
+        // Mapping (§4.6.18.7.2).
+        for i in 0..<64 { s.sineIndexMapped[i] = c.previousSineMapped[i] }
+        for i in 64..<6 * 64 { s.sineIndexMapped[i] = false }
+        for l in 0..<envelopes {
+            let table = c.resolution[l + 1] == 1 ? t.high : t.low
+            let row = l * 64
+            for i in 0..<table.count - 1 {
+                for band in table[i]..<table[i + 1] { s.origMapped[row + band - kx] = c.envelope[row + i] }
+            }
+            let floor = c.noiseCount > 1 && c.borders[l] >= c.noiseBorders[1] ? 1 : 0
+            for i in 0..<t.noiseCount {
+                for band in t.noise[i]..<t.noise[i + 1] { s.noiseMapped[row + band - kx] = c.noise[floor * 5 + i] }
+            }
+            // A sinusoid sits in the middle band of its high-resolution band; it starts at the
+            // transient envelope unless the previous frame already had it.
+            if c.addHarmonicFlag {
+                for i in 0..<t.highCount {
+                    let middle = (t.high[i] + t.high[i + 1]) / 2 - kx
+                    s.sineIndexMapped[(l + 1) * 64 + middle] = c.addHarmonic[i]
+                        && (l >= c.transient || s.sineIndexMapped[middle])
+                }
+            }
+            for i in 0..<table.count - 1 {
+                var present = false
+                for band in table[i]..<table[i + 1] where s.sineIndexMapped[(l + 1) * 64 + band - kx] {
+                    present = true
+                }
+                for band in table[i]..<table[i + 1] { s.sineMapped[row + band - kx] = present }
+            }
+        }
+        for i in 0..<64 { c.previousSineMapped[i] = s.sineIndexMapped[envelopes * 64 + i] }
+
+        // The energy of X_High per envelope (§4.6.18.7.3), per QMF band or per band of the
+        // envelope's resolution.
+        for l in 0..<envelopes {
+            let lo = 2 * c.borders[l] + 2, hiSlot = 2 * c.borders[l + 1] + 2
+            let row = l * 64
+            if header?.interpolateFrequency ?? 1 == 1 {
+                let scale = 0.5 / Float(c.borders[l + 1] - c.borders[l])
+                for band in 0..<m {
+                    let r = hr + (band + kx) * 40, q = hi + (band + kx) * 40
+                    var sum: Float = 0
+                    for i in lo..<hiSlot { sum += r[i] * r[i] + q[i] * q[i] }
+                    s.current[row + band] = sum * scale
+                }
+            } else {
+                let table = c.resolution[l + 1] == 1 ? t.high : t.low
+                for p in 0..<table.count - 1 {
+                    var sum: Float = 0
+                    for band in table[p]..<table[p + 1] {
+                        let r = hr + band * 40, q = hi + band * 40
+                        for i in lo..<hiSlot { sum += r[i] * r[i] + q[i] * q[i] }
+                    }
+                    sum /= Float(2 * (c.borders[l + 1] - c.borders[l]) * (table[p + 1] - table[p]))
+                    for band in table[p]..<table[p + 1] { s.current[row + band - kx] = sum }
+                }
+            }
+        }
+
+        // Gains (§4.6.18.7.4): per limiter band, the gains are capped at the limiter's
+        // multiple of the band's mean gain, then all raised together (at most 4 dB) to keep
+        // the band's energy.
+        let maxGain = Self.limiterGains[header?.limiterGains ?? 2]
+        for l in 0..<envelopes {
+            let row = l * 64
+            // Bands past the last limiter band (above the last patch) stay silent.
+            (s.gain + row).update(repeating: 0, count: 64)
+            (s.noiseLevel + row).update(repeating: 0, count: 64)
+            (s.sineLevel + row).update(repeating: 0, count: 64)
+            let noisy: Float = l == c.transient || l == c.previousTransient ? 0 : 1
+            for b in 0..<t.limiterCount {
+                let lo = t.limiter[b] - kx, hiBand = t.limiter[b + 1] - kx
+                var sumOrig: Float = 0, sumCurr: Float = 0
+                for band in lo..<hiBand {
+                    let i = row + band
+                    let e = s.origMapped[i], q = s.noiseMapped[i]
+                    let share = e / (1 + q)
+                    s.noiseLevel[i] = (share * q).squareRoot()
+                    s.sineLevel[i] = s.sineIndexMapped[(l + 1) * 64 + band] ? share.squareRoot() : 0
+                    if s.sineMapped[i] {
+                        s.gain[i] = (e * q / ((1 + s.current[i]) * (1 + q))).squareRoot()
+                    } else {
+                        s.gain[i] = (e / ((1 + s.current[i]) * (1 + q * noisy))).squareRoot()
+                    }
+                    s.gain[i] += .leastNormalMagnitude
+                    sumOrig += e
+                    sumCurr += s.current[i]
+                }
+                let cap = min(100_000, maxGain * ((Float.ulpOfOne + sumOrig) / (Float.ulpOfOne + sumCurr)).squareRoot())
+                for band in lo..<hiBand {
+                    let i = row + band
+                    s.noiseLevel[i] = min(s.noiseLevel[i], s.noiseLevel[i] * cap / s.gain[i])
+                    s.gain[i] = min(s.gain[i], cap)
+                }
+                var sumAdjusted: Float = 0
+                for band in lo..<hiBand {
+                    let i = row + band
+                    sumAdjusted += s.current[i] * s.gain[i] * s.gain[i] + s.sineLevel[i] * s.sineLevel[i]
+                    if noisy != 0 && s.sineLevel[i] == 0 { sumAdjusted += s.noiseLevel[i] * s.noiseLevel[i] }
+                }
+                let boost = min(1.584893192, ((Float.ulpOfOne + sumOrig) / (Float.ulpOfOne + sumAdjusted)).squareRoot())
+                for band in lo..<hiBand {
+                    let i = row + band
+                    s.gain[i] *= boost
+                    s.noiseLevel[i] *= boost
+                    s.sineLevel[i] *= boost
+                }
+            }
+        }
+
+        assemble(c, t, into: yr, yi)
+    }
+
+    /// §4.6.18.7.5: Y = X_High × the gains (smoothed over the last 4 slots with h_smooth
+    /// outside transients when bs_smoothing_mode is 0), plus noise from table V, or a sinusoid
+    /// whose phase turns a quarter each slot.
+    private func assemble(_ c: SBRChannel, _ t: SBRFrequencyTables, into yr: UnsafeMutablePointer<Float>,
+                          _ yi: UnsafeMutablePointer<Float>) {
+        let s = scratch
+        let kx = t.kx, m = t.m
+        let smoothing = (header?.smoothingMode ?? 1) == 0 ? 4 : 0
+        let gh = c.gainHistory, qh = c.noiseHistory
+        let first = 2 * c.borders[0]
+        yr.update(repeating: 0, count: 38 * 64)
+        yi.update(repeating: 0, count: 38 * 64)
+
+        // The 4 slots before this frame's first: the previous frame's last, or after a reset
+        // this frame's first gains.
+        if reset {
+            for i in 0..<smoothing {
+                for band in 0..<m {
+                    gh[(first + i) * 64 + band] = s.gain[band]
+                    qh[(first + i) * 64 + band] = s.noiseLevel[band]
+                }
+            }
+        } else if smoothing > 0 {
+            let from = 2 * c.previousEnd
+            for i in 0..<4 where from + i < SBRChannel.historyRows {
+                (gh + (first + i) * 64).update(from: gh + (from + i) * 64, count: 64)
+                (qh + (first + i) * 64).update(from: qh + (from + i) * 64, count: 64)
+            }
+        }
+        for l in 0..<c.envelopeCount {
+            for i in 2 * c.borders[l]..<2 * c.borders[l + 1] {
+                (gh + (smoothing + i) * 64).update(from: s.gain + l * 64, count: m)
+                (qh + (smoothing + i) * 64).update(from: s.noiseLevel + l * 64, count: m)
+            }
+        }
+
+        var noiseIndex = c.noiseIndex, sineIndex = c.sineIndex
+        let noise = SBRTables.noise
+        let gFilt = s.filteredGain, qFilt = s.filteredNoise
+        let hSmooth = Self.smoothing
+        for l in 0..<c.envelopeCount {
+            let transient = l == c.transient || l == c.previousTransient
+            let sines = s.sineLevel + l * 64
+            for i in 2 * c.borders[l]..<2 * c.borders[l + 1] {
+                if smoothing > 0 && !transient {
+                    for band in 0..<m {
+                        var g: Float = 0, q: Float = 0
+                        for j in 0...smoothing {
+                            g += gh[(i + smoothing - j) * 64 + band] * hSmooth[j]
+                            q += qh[(i + smoothing - j) * 64 + band] * hSmooth[j]
+                        }
+                        gFilt[band] = g
+                        qFilt[band] = q
+                    }
+                } else {
+                    for band in 0..<m {
+                        gFilt[band] = gh[(i + smoothing) * 64 + band]
+                        qFilt[band] = qh[(i + smoothing) * 64 + band]
+                    }
+                }
+                // X_High of band kx + band at slot i is at (kx + band)·40 + i + t_HFAdj.
+                let outR = yr + i * 64 + kx, outI = yi + i * 64 + kx
+                let inR = s.highReal + kx * 40 + i + 2, inI = s.highImag + kx * 40 + i + 2
+                for band in 0..<m {
+                    outR[band] = inR[band * 40] * gFilt[band]
+                    outI[band] = inI[band * 40] * gFilt[band]
+                }
+                // φ_Sin = 1, i, −1, −i; the imaginary part alternates in sign with the band.
+                let sineRe: Float = sineIndex == 0 ? 1 : sineIndex == 2 ? -1 : 0
+                let sineIm: Float = sineIndex == 1 ? 1 : sineIndex == 3 ? -1 : 0
+                var sign: Float = (kx & 1) == 0 ? 1 : -1
+                for band in 0..<m {
+                    let index = (noiseIndex + band + 1) & 511
+                    if sines[band] != 0 {
+                        outR[band] += sines[band] * sineRe
+                        outI[band] += sines[band] * sineIm * sign
+                    } else if !transient {
+                        outR[band] += qFilt[band] * noise[2 * index]
+                        outI[band] += qFilt[band] * noise[2 * index + 1]
+                    }
+                    sign = -sign
+                }
+                noiseIndex = (noiseIndex + m) & 511
+                sineIndex = (sineIndex + 1) & 3
+            }
+        }
+        c.noiseIndex = noiseIndex
+        c.sineIndex = sineIndex
+    }
+
+    /// The limiter's ceiling on a band's gain over the limiter band's mean, by
+    /// bs_limiter_gains: −3, 0, +3 dB and none (§4.6.18.7.4).
+    static let limiterGains: [Float] = [0.70795, 1.0, 1.41254, 10_000_000_000]
+    /// h_smooth, the gain smoothing filter over the current slot and the 4 before (§4.6.18.7.5).
+    static let smoothing: [Float] = [0.33333333333333, 0.30150283239582, 0.21816949906249, 0.11516383427084, 0.03183050093751]
+}

@@ -1,0 +1,225 @@
+import Foundation
+
+/// The complex QMF banks of SBR (ISO/IEC 14496-3 §4.6.18.4): a 32-band analysis of the core
+/// output and a 64-band synthesis at twice its rate, both built on the 640-tap prototype
+/// window c[i].
+///
+/// The subband domain is the standard's, whose energies the envelope data are measured in:
+/// its time signal has the scale of 16-bit PCM. The core's float samples (full scale ±1) are
+/// taken × 32768 on the way in and the output is × 1/32768 on the way out, as FFmpeg folds
+/// into its transforms.
+///
+/// Each bank has the standard's direct matrixing (``analyzeDirect``, ``synthesizeDirect``, the
+/// reference the tests hold the fast paths to) and a fast one (``analyze``, ``synthesize``):
+/// a 64-point complex FFT for the analysis, two 64-point DCT-IVs (each a 32-point complex
+/// FFT) for the synthesis.
+final class SBRAnalysisFilterbank {
+    /// x, the 320 newest input samples, newest first, in a longer buffer that it slides down
+    /// through, so the shift by 32 per slot is a pointer move, with one copy every 64 slots.
+    private let history: UnsafeMutablePointer<Float>
+    private var offset = 0
+    private static let historyLength = 320 + 32 * 64
+    private let u: UnsafeMutablePointer<Float>
+    /// The direct matrix: 2·exp(iπ(k + ½)(2n − ½)/64), k < 32, n < 64.
+    private static let cosines: [Float] = (0..<32 * 64).map { i in
+        let k = Double(i / 64), n = Double(i % 64)
+        return Float(2 * cos(Double.pi * (k + 0.5) * (2 * n - 0.5) / 64))
+    }
+    private static let sines: [Float] = (0..<32 * 64).map { i in
+        let k = Double(i / 64), n = Double(i % 64)
+        return Float(2 * sin(Double.pi * (k + 0.5) * (2 * n - 0.5) / 64))
+    }
+    /// c[2n], n < 320: the analysis bank uses every other coefficient of the prototype.
+    private static let window: [Float] = (0..<320).map { SBRTables.qmfWindow[2 * $0] }
+    private let fft = SBRFFT(size: 64)
+    /// e^{iπn/64}, n < 64, and 2·e^{−iπ(k + ½)/128}, k < 32.
+    private let preTwiddle: [(Float, Float)] = (0..<64).map { n in
+        (Float(cos(Double.pi * Double(n) / 64)), Float(sin(Double.pi * Double(n) / 64)))
+    }
+    private let postTwiddle: [(Float, Float)] = (0..<32).map { k in
+        let a = -Double.pi * (Double(k) + 0.5) / 128
+        return (Float(2 * cos(a)), Float(2 * sin(a)))
+    }
+
+    init() {
+        history = .allocate(capacity: Self.historyLength)
+        history.initialize(repeating: 0, count: Self.historyLength)
+        u = .allocate(capacity: 64)
+        u.initialize(repeating: 0, count: 64)
+        offset = Self.historyLength - 320
+    }
+
+    deinit {
+        history.deallocate()
+        u.deallocate()
+    }
+
+    func reset() {
+        history.update(repeating: 0, count: Self.historyLength)
+        offset = Self.historyLength - 320
+    }
+
+    /// Takes 32 new samples (full scale ±1) in time order and leaves u(n), n < 64 (§4.6.18.4.1
+    /// steps 1–4) in `u`.
+    private func window(_ input: UnsafePointer<Float>) {
+        if offset < 32 {
+            // Move the 288 samples that stay to the top of the buffer.
+            (history + (Self.historyLength - 288)).update(from: history + offset, count: 288)
+            offset = Self.historyLength - 288
+        }
+        offset -= 32
+        let x = history + offset
+        // x[0] is the newest sample: the block goes in reversed.
+        for n in 0..<32 { x[31 - n] = input[n] * 32768 }
+        Self.window.withUnsafeBufferPointer { c in
+            for n in 0..<64 {
+                var s: Float = 0
+                var j = n
+                while j < 320 { s += x[j] * c[j]; j += 64 }
+                u[n] = s
+            }
+        }
+    }
+
+    /// One time slot by the standard's matrixing: W(k) = Σn u(n)·2·exp(iπ(k + ½)(2n − ½)/64).
+    func analyzeDirect(_ input: UnsafePointer<Float>, real: UnsafeMutablePointer<Float>, imag: UnsafeMutablePointer<Float>) {
+        window(input)
+        Self.cosines.withUnsafeBufferPointer { cs in
+            Self.sines.withUnsafeBufferPointer { sn in
+                for k in 0..<32 {
+                    var re: Float = 0, im: Float = 0
+                    for n in 0..<64 {
+                        re += u[n] * cs[k * 64 + n]
+                        im += u[n] * sn[k * 64 + n]
+                    }
+                    real[k] = re
+                    imag[k] = im
+                }
+            }
+        }
+    }
+
+    /// One time slot, the same values as ``analyzeDirect`` through a 64-point complex FFT:
+    /// π(k + ½)(2n − ½)/64 = 2πkn/64 + πn/64 − π(k + ½)/128, so
+    /// W(k) = 2·e^{−iπ(k+½)/128} · Σn [u(n)·e^{iπn/64}]·e^{2πikn/64}.
+    func analyze(_ input: UnsafePointer<Float>, real: UnsafeMutablePointer<Float>, imag: UnsafeMutablePointer<Float>) {
+        window(input)
+        let re = fft.real, im = fft.imag
+        for n in 0..<64 {
+            let (c, s) = preTwiddle[n]
+            re[n] = u[n] * c
+            im[n] = u[n] * s
+        }
+        fft.transform()
+        for k in 0..<32 {
+            let (c, s) = postTwiddle[k]
+            real[k] = re[k] * c - im[k] * s
+            imag[k] = re[k] * s + im[k] * c
+        }
+    }
+}
+
+/// The 64-band synthesis bank (§4.6.18.4.2).
+final class SBRSynthesisFilterbank {
+    /// The V vector of 1280 values, kept in a longer buffer that it slides down through, so
+    /// the shift by 128 per slot is a pointer move, with one copy every 10 slots.
+    private let buffer: UnsafeMutablePointer<Float>
+    private var offset: Int
+    private static let bufferLength = 1280 + 128 * 10
+    private static let cosines: [Float] = (0..<128 * 64).map { i in
+        let n = Double(i / 64), k = Double(i % 64)
+        return Float(cos(Double.pi * (k + 0.5) * (2 * n - 255) / 128) / 64)
+    }
+    private static let sines: [Float] = (0..<128 * 64).map { i in
+        let n = Double(i / 64), k = Double(i % 64)
+        return Float(sin(Double.pi * (k + 0.5) * (2 * n - 255) / 128) / 64)
+    }
+    private let window: UnsafeMutablePointer<Float>
+    private let dct = SBRDCT4()
+    /// The two transforms' outputs.
+    private let cosines4: UnsafeMutablePointer<Float>
+    private let sines4: UnsafeMutablePointer<Float>
+
+    init() {
+        buffer = .allocate(capacity: Self.bufferLength)
+        buffer.initialize(repeating: 0, count: Self.bufferLength)
+        offset = Self.bufferLength - 1280
+        window = .allocate(capacity: 640)
+        window.initialize(from: SBRTables.qmfWindow, count: 640)
+        cosines4 = .allocate(capacity: 64)
+        cosines4.initialize(repeating: 0, count: 64)
+        sines4 = .allocate(capacity: 64)
+        sines4.initialize(repeating: 0, count: 64)
+    }
+
+    deinit {
+        buffer.deallocate()
+        window.deallocate()
+        cosines4.deallocate()
+        sines4.deallocate()
+    }
+
+    func reset() {
+        buffer.update(repeating: 0, count: Self.bufferLength)
+        offset = Self.bufferLength - 1280
+    }
+
+    /// Makes room for the slot's 128 new values at the head of V and returns it.
+    private func shift() -> UnsafeMutablePointer<Float> {
+        if offset < 128 {
+            (buffer + (Self.bufferLength - 1152)).update(from: buffer + offset, count: 1152)
+            offset = Self.bufferLength - 1152
+        }
+        offset -= 128
+        return buffer + offset
+    }
+
+    /// Steps 3–5: the windowed sum of 10 taps per output sample.
+    private func output(_ v: UnsafeMutablePointer<Float>, _ out: UnsafeMutablePointer<Float>) {
+        // out(k) = Σn w(64n + k) with g(128j + k) = v(256j + k), g(128j + 64 + k) = v(256j + 192 + k).
+        for k in 0..<64 {
+            var s: Float = 0
+            for j in 0..<5 {
+                s += v[256 * j + k] * window[128 * j + k]
+                s += v[256 * j + 192 + k] * window[128 * j + 64 + k]
+            }
+            out[k] = s * (1 / 32768)
+        }
+    }
+
+    /// One time slot of 64 subbands to 64 samples (full scale ±1), by the standard's matrixing.
+    func synthesizeDirect(real: UnsafePointer<Float>, imag: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>) {
+        let v = shift()
+        Self.cosines.withUnsafeBufferPointer { cs in
+            Self.sines.withUnsafeBufferPointer { sn in
+                for n in 0..<128 {
+                    var s: Float = 0
+                    for k in 0..<64 { s += real[k] * cs[n * 64 + k] - imag[k] * sn[n * 64 + k] }
+                    v[n] = s
+                }
+            }
+        }
+        output(v, out)
+    }
+
+    /// One time slot, the same values as ``synthesizeDirect`` through two 64-point DCT-IVs.
+    ///
+    /// π(k + ½)(2n − 255)/128 = π/64·(k + ½)(j + ½) with j = n − 128, so with F the DCT-IV of
+    /// the real parts and G the DST-IV of the imaginary ones (the DCT-IV of them reversed,
+    /// odd outputs negated), the symmetries of the two transforms (even and odd about −½,
+    /// odd and even about 63½) give v(n) = (G(n) − F(n))/64 for n < 64 and
+    /// (F(127 − n) + G(127 − n))/64 above.
+    func synthesize(real: UnsafePointer<Float>, imag: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>) {
+        let v = shift()
+        let f = cosines4, g = sines4
+        dct.transform(real, reversed: false, into: f)
+        dct.transform(imag, reversed: true, into: g)
+        let scale: Float = 1 / 64
+        for n in 0..<64 {
+            let gn = n & 1 == 0 ? g[n] : -g[n]
+            v[n] = (gn - f[n]) * scale
+            v[127 - n] = (f[n] + gn) * scale
+        }
+        output(v, out)
+    }
+}
