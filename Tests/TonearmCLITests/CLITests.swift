@@ -21,7 +21,8 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(r.code, 0, r.err)
         let obj = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
         XCTAssertEqual(Set(obj.keys), [
-            "path", "fileType", "fileTypeName", "format", "channelLayout", "audioDataOffset", "audioDataByteCount",
+            "path", "fileType", "fileTypeName", "format", "decodedFormat", "formatList", "channelLayout", "audioDataOffset",
+            "audioDataByteCount",
             "audioPacketCount", "maximumPacketSize", "bitRate", "validFrames", "primingFrames", "remainderFrames",
             "duration", "durationIsEstimated", "optimized", "info", "trackCount", "tracks", "chapters", "artwork",
         ])
