@@ -29,25 +29,13 @@ import os
 import subprocess
 import sys
 
-from golden_pcm import write_golden_flac
+from golden_pcm import Bits, write_golden_flac
 
 SEQUENCES = ["onlyLong", "longStart", "eightShort", "longStop"]
 
 
 def run(argv, stdin=None):
     return subprocess.run(argv, check=True, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
-
-
-class Bits:
-    def __init__(self, b):
-        self.b, self.at = b, 0
-
-    def read(self, n):
-        v = 0
-        for _ in range(n):
-            v = v << 1 | (self.b[self.at >> 3] >> (7 - (self.at & 7))) & 1
-            self.at += 1
-        return v
 
 
 def raw_blocks(adts):

@@ -1,4 +1,4 @@
-"""Shared parts of the decoder goldens (mp3dec_golden.py, aache_golden.py).
+"""Shared parts of the decoder goldens (mp3dec_golden.py, aacdec_golden.py, aache_golden.py).
 
 The golden PCM of a decoder fixture is the oracle's first GOLDEN_SAMPLES float samples
 (interleaved; all, if fewer) rounded to 24 bits and stored as FLAC (flac 1.4, raw input).
@@ -9,6 +9,21 @@ import math
 import struct
 import subprocess
 import sys
+
+
+class Bits:
+    """Reads a bitstream MSB first, for the scripts' own frame and side-info readers."""
+
+    def __init__(self, b):
+        self.b, self.at = b, 0
+
+    def read(self, n):
+        v = 0
+        for _ in range(n):
+            v = v << 1 | (self.b[self.at >> 3] >> (7 - (self.at & 7))) & 1
+            self.at += 1
+        return v
+
 
 GOLDEN_SAMPLES = 16384  # 16384 mono frames, 8192 stereo frames: keeps the goldens ≤ ~40 KB
 RMS_LIMIT = 2 ** -15 / math.sqrt(12)

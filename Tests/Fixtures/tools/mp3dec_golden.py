@@ -25,7 +25,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from golden_pcm import difference, floats, within_full_accuracy, write_golden_flac  # noqa: E402
+from golden_pcm import Bits, difference, floats, within_full_accuracy, write_golden_flac  # noqa: E402
 
 BITRATES = {  # (version is MPEG-1, layer) → kbit/s by index
     (True, 1): [0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448],
@@ -37,18 +37,6 @@ BITRATES = {  # (version is MPEG-1, layer) → kbit/s by index
 }
 RATES = {3: [44100, 48000, 32000], 2: [22050, 24000, 16000], 0: [11025, 12000, 8000]}
 MODES = ["stereo", "joint", "dual", "mono"]
-
-
-class Bits:
-    def __init__(self, b):
-        self.b, self.at = b, 0
-
-    def read(self, n):
-        v = 0
-        for _ in range(n):
-            v = v << 1 | (self.b[self.at >> 3] >> (7 - (self.at & 7))) & 1
-            self.at += 1
-        return v
 
 
 def frames_of(data):
