@@ -24,13 +24,10 @@ final class SBRFixtureTests: XCTestCase {
     }
 
     /// The fixtures' ADTS and MP4 streams (not the PS ones, whose output needs a PS decoder
-    /// for ffmpeg's to compare with) with their inventories. `SBR_EXTRA` in the environment
-    /// (comma-separated paths of ADTS streams with their JSON) checks other streams instead.
+    /// for ffmpeg's to compare with) with their inventories. (Other files: HEAACDecoderTests'
+    /// HEAAC_EXTRA.)
     static func streams(includingPS: Bool = false) throws -> [Stream] {
-        var files = fixtureFiles("aache", extensions: ["aac", "m4a"])
-        if let extra = ProcessInfo.processInfo.environment["SBR_EXTRA"] {
-            files = extra.split(separator: ",").map(String.init)
-        }
+        let files = fixtureFiles("aache", extensions: ["aac", "m4a"])
         guard !files.isEmpty else { throw skipOrFail("the HE-AAC fixtures are not here: they are committed", required: true) }
         return try files.compactMap { file in
             let base = String(file[..<file.lastIndex(of: ".")!])
