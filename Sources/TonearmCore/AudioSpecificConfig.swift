@@ -233,4 +233,27 @@ package struct AACProgramConfig: Equatable, Sendable {
         guard r.skip(comment * 8) else { throw .short }
         return p
     }
+
+    /// Writes the element as `parse` reads it: no mixdowns, associated data or comment
+    /// (which decoding does not use), its byte alignment counted from the start of `w`.
+    package func write(to w: inout BitWriter) {
+        w.write(UInt32(instanceTag), bits: 4)
+        w.write(UInt32(objectType), bits: 2)
+        w.write(UInt32(samplingFrequencyIndex), bits: 4)
+        for (list, width) in [(front, 4), (side, 4), (back, 4), (lfe, 2)] { w.write(UInt32(list.count), bits: width) }
+        w.write(0, bits: 3)  // associated data elements
+        w.write(UInt32(coupling.count), bits: 4)
+        w.write(0, bits: 3)  // no mono, stereo or matrix mixdown
+        for e in front + side + back {
+            w.write(e.isPair ? 1 : 0, bits: 1)
+            w.write(UInt32(e.tag), bits: 4)
+        }
+        for e in lfe { w.write(UInt32(e.tag), bits: 4) }
+        for c in coupling {
+            w.write(c.independent ? 1 : 0, bits: 1)
+            w.write(UInt32(c.tag), bits: 4)
+        }
+        w.alignToByte()
+        w.write(0, bits: 8)  // comment_field_bytes
+    }
 }

@@ -143,4 +143,12 @@ done
 python3 tools/aac_forge_ltp.py "$TMP/ltp.aac" "$OUT/forged_ltp_mono_22k.aac"
 python3 tools/aacdec_golden.py "$OUT/forged_ltp_mono_22k.aac" 6615 "tools/aac_forge_ltp.py (ffmpeg -c:a aac -b:a 48k -profile:a aac_ltp)" ltp
 
+# Pulse data, and in-band program config and data stream elements, which ffmpeg's encoder
+# never writes: forged into lc_mono_22k's frames (tools/aac_forge_elements.py).
+for mode in pulse dse-pce; do
+  python3 tools/aac_forge_elements.py "$OUT/lc_mono_22k.aac" "$OUT/forged_${mode}_mono_22k.aac" "$mode"
+  python3 tools/aacdec_golden.py "$OUT/forged_${mode}_mono_22k.aac" 6615 \
+    "tools/aac_forge_elements.py (ffmpeg -c:a aac -b:a 40k) $mode" ${mode/-/ }
+done
+
 du -ch "$OUT"/* | tail -n 1

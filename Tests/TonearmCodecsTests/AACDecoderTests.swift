@@ -95,7 +95,7 @@ final class AACDecoderTests: XCTestCase {
             rows.append((name, MPEGDecoderTests.assertAccurate(Array(ours.prefix(golden.count)), golden, channels: channels,
                                                                frames: g.goldenFrames, name)))
         }
-        XCTAssertEqual(rows.count, 25)
+        XCTAssertEqual(rows.count, 27)
         MPEGDecoderTests.report("AAC decoder against the goldens (ffmpeg's first frames)", rows)
     }
 
@@ -177,12 +177,13 @@ final class AACDecoderTests: XCTestCase {
             if s.windowSequences[2] > 0 { seen.insert("eightShort") }
             for feature in g.features {
                 let count = ["pns": s.noiseBands, "intensity": s.intensityBands, "ms": s.midSideBands, "tns": s.tnsFilters,
-                             "prediction": s.predictedBands, "ltp": s.longTermPredictedBands, "cce": s.couplingElements][feature]
+                             "prediction": s.predictedBands, "ltp": s.longTermPredictedBands, "cce": s.couplingElements,
+                             "pulse": s.pulseChannels, "dse": s.dataStreamElements, "pce": s.programConfigElements][feature]
                 XCTAssertGreaterThan(try XCTUnwrap(count, "\(name): \(feature)"), 0, "\(name): no \(feature)")
                 seen.insert(feature)
             }
         }
-        XCTAssertEqual(seen, ["eightShort", "pns", "intensity", "ms", "tns", "prediction", "ltp", "cce"])
+        XCTAssertEqual(seen, ["eightShort", "pns", "intensity", "ms", "tns", "prediction", "ltp", "cce", "pulse", "dse", "pce"])
     }
 
     // MARK: Layout

@@ -73,16 +73,46 @@ final class ADTSTests: XCTestCase {
         XCTAssertEqual(g.packetSizes, plain.packetSizes.map { $0 + 2 })
     }
 
-    /// A program config element (channel configuration 0) and frames with several raw data
-    /// blocks are refused cleanly.
+    /// Channel configuration 0 without the program config element that must open the first
+    /// frame, and frames with several raw data blocks, are refused cleanly. (A first frame
+    /// alone with configuration 0 differs from the next: it is skipped as damage.)
     func testUnsupportedADTS() throws {
         var bytes = try readWholeFile(try golden("aac_lc_stereo.aac").path)
         var pce = bytes
-        pce[2] &= 0xFE; pce[3] &= 0x3F  // channel configuration 0 in the first frame
+        var at = 0
+        while at + 7 <= pce.count {  // channel configuration 0 in every frame
+            pce[at + 2] &= 0xFE; pce[at + 3] &= 0x3F
+            at += Int(pce[at + 3] & 3) << 11 | Int(pce[at + 4]) << 3 | Int(pce[at + 5] >> 5)
+        }
         XCTAssertEqual(SyncKit.openError(pce)?.code, .unsupportedDataFormat)
         XCTAssertEqual(feed(pce, pattern: .allAtOnce).error?.code, .unsupportedDataFormat)
+        var first = bytes
+        first[2] &= 0xFE; first[3] &= 0x3F
+        let all = try SyncKit.filePackets(try AudioFile(source: MemorySource(bytes))).sizes
+        XCTAssertEqual(try SyncKit.filePackets(try AudioFile(source: MemorySource(first))).sizes, Array(all.dropFirst()))
         bytes[6] |= 1  // two raw data blocks
         XCTAssertEqual(SyncKit.openError(bytes)?.code, .unsupportedDataFormat)
+    }
+
+    /// Channel configuration 0: the first frame's program config element goes into the
+    /// cookie, as ffmpeg's aac_adtstoasc puts it (the same bytes ffmpeg's M4A holds), and
+    /// gives the channels. The decode is checked in AACDecoderTests.
+    func testProgramConfigElementInTheCookie() throws {
+        let path = fixturesDirectory + "/aacdec/forged_dse-pce_mono_22k.aac"
+        let file = try AudioFile(path: path)
+        XCTAssertEqual(try file.dataFormat.channelsPerFrame, 1)
+        XCTAssertEqual(try file.dataFormat.sampleRate, 22050)
+        // LC (2), 22.05 kHz (7), configuration 0, three zero flags; the PCE: tag 0, LC (1),
+        // index 7, one front element, nothing else, the SCE of tag 0; alignment; no comment.
+        XCTAssertEqual(try file.magicCookie, [0x13, 0x80, 0x05, 0xC4, 0x00, 0x00, 0x00, 0x00])
+        let bytes = try readWholeFile(path)
+        XCTAssertEqual(feed(bytes, pattern: .oneByteAtATime).error, nil)
+        XCTAssertNil(dripFeedMismatch(bytes))
+        let ffmpeg = try requireTool("ffmpeg")
+        let m4a = FileManager.default.temporaryDirectory.appendingPathComponent("pce-\(getpid()).m4a").path
+        defer { try? FileManager.default.removeItem(atPath: m4a) }
+        _ = try runTool(ffmpeg, ["-v", "error", "-y", "-i", path, "-c", "copy", m4a])
+        XCTAssertEqual(try AudioFile(path: m4a).magicCookie, try file.magicCookie)
     }
 
     /// ADTS after an ID3 tag (HLS packed audio, ffmpeg's `-write_id3v2 1`): the probe looks

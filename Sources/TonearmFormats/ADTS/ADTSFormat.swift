@@ -11,6 +11,8 @@ public struct AACAudioConfig: Sendable, Equatable {
     /// For explicit SBR/PS signalling: the output rate and the core object type.
     public var extensionSampleRate: Int?
     public var coreObjectType: Int?
+    /// For channel configuration 0: the channels its program config element lists.
+    public var programChannels: Int?
 
     /// Sample rates by the 4-bit sampling frequency index.
     public static let sampleRates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
@@ -23,7 +25,9 @@ public struct AACAudioConfig: Sendable, Equatable {
         }
     }
 
-    public var channels: Int? { AACAudioConfig.channels(configuration: channelConfiguration) }
+    public var channels: Int? {
+        channelConfiguration == 0 ? programChannels : AACAudioConfig.channels(configuration: channelConfiguration)
+    }
 
     /// The format Apple gives this configuration: AAC at the core rate, HE-AAC ('aach') or
     /// HE-AAC v2 ('aacp') at the output rate with 2048 frames per packet.
@@ -131,8 +135,7 @@ public struct ADTSFormat: FramedFormat {
     public var packetSizeUpperBound: UInt32 { 8191 - 7 }
 
     /// The header at `p`: nil unless the sync, the layer and the fields are valid; frames
-    /// with several raw data blocks and streams with a program config element (channel
-    /// configuration 0) are not taken.
+    /// with several raw data blocks are not taken.
     @inline(__always)
     public func header(at p: UnsafeRawPointer) -> FrameHeader? {
         guard byteAt(p, 0) == 0xFF else { return nil }
@@ -140,7 +143,7 @@ public struct ADTSFormat: FramedFormat {
         guard b1 & 0xF6 == 0xF0 else { return nil }
         let frequencyIndex = Int(b2 >> 2 & 0xF)
         let channelConfiguration = Int(b2 & 1) << 2 | Int(b3 >> 6)
-        guard frequencyIndex < 13, channelConfiguration != 0 else { return nil }
+        guard frequencyIndex < 13 else { return nil }
         let length = Int(b3 & 3) << 11 | Int(byteAt(p, 4)) << 3 | Int(byteAt(p, 5) >> 5)
         let headerLength = b1 & 1 == 1 ? 7 : 9
         guard length > headerLength, byteAt(p, 6) & 3 == 0 else { return nil }
@@ -152,11 +155,7 @@ public struct ADTSFormat: FramedFormat {
 
     public func unsupportedStream(at p: UnsafeRawPointer) -> AudioError? {
         guard byteAt(p, 0) == 0xFF, byteAt(p, 1) & 0xF6 == 0xF0 else { return nil }
-        let b2 = byteAt(p, 2), b3 = byteAt(p, 3)
-        guard b2 >> 2 & 0xF < 13 else { return nil }
-        if Int(b2 & 1) << 2 | Int(b3 >> 6) == 0 {
-            return AudioError(.unsupportedDataFormat, "ADTS with a program config element (channel configuration 0) is not supported")
-        }
+        guard byteAt(p, 2) >> 2 & 0xF < 13 else { return nil }
         if byteAt(p, 6) & 3 != 0 {
             return AudioError(.unsupportedDataFormat, "ADTS frames with several raw data blocks are not supported")
         }
@@ -169,16 +168,45 @@ public struct ADTSFormat: FramedFormat {
         let objectType = Int(bytes[2] >> 6) + 1
         let frequencyIndex = Int(bytes[2] >> 2 & 0xF)
         let channelConfiguration = Int(bytes[2] & 1) << 2 | Int(bytes[3] >> 6)
-        let c = AACAudioConfig(objectType: objectType, sampleRate: AACAudioConfig.sampleRates[frequencyIndex],
+        var c = AACAudioConfig(objectType: objectType, sampleRate: AACAudioConfig.sampleRates[frequencyIndex],
                                channelConfiguration: channelConfiguration)
+        var cookie = AACAudioConfig.audioSpecificConfig(objectType: objectType, frequencyIndex: frequencyIndex,
+                                                        channelConfiguration: channelConfiguration)
+        if channelConfiguration == 0 {
+            let program = try ADTSFormat.programConfig(bytes, payloadOffset: header.payloadOffset)
+            c.programChannels = program.channels
+            // The cookie carries the program, as ffmpeg's aac_adtstoasc puts it: the two
+            // bytes above (their three flags zero), then the element, byte-aligned from the
+            // config's start.
+            var w = BitWriter(bytes: cookie)
+            program.write(to: &w)
+            cookie = w.takeBytes()
+        }
         guard let format = c.streamDescription else { throw AudioError(.unsupportedDataFormat, "ADTS channel configuration \(channelConfiguration)") }
         config = c
         p.dataFormat = format
         p.dataFormatName = "AAC (\(["Main", "LC", "SSR", "LTP"][objectType - 1]))"
-        p.magicCookie = AACAudioConfig.audioSpecificConfig(objectType: objectType, frequencyIndex: frequencyIndex,
-                                                           channelConfiguration: channelConfiguration)
+        p.magicCookie = cookie
         p.formatList = ADTSFormat.formatList(format, objectType: objectType)
         return .audio
+    }
+
+    /// The program config element that must open the first frame of a stream whose channel
+    /// configuration is 0 (ISO/IEC 14496-3 §1.A.3.2: the channels are then the PCE's).
+    static func programConfig(_ frame: UnsafeRawBufferPointer, payloadOffset: Int) throws(AudioError) -> AACProgramConfig {
+        let missing = AudioError(.unsupportedDataFormat,
+                                 "ADTS with channel configuration 0 whose first frame does not begin with a program config element")
+        guard payloadOffset < frame.count else { throw missing }
+        var r = BitReader(Array(frame[payloadOffset...]))
+        guard r.read(3) == 5 else { throw missing }
+        let program: AACProgramConfig
+        do throws(AudioSpecificConfig.Failure) {
+            program = try AACProgramConfig.parse(&r)
+        } catch {
+            throw AudioError(.invalidFile, "the first ADTS frame's program config element is cut short")
+        }
+        guard program.channels > 0 else { throw AudioError(.unsupportedDataFormat, "an ADTS program config element with no channels") }
+        return program
     }
 
     /// Apple's format list for AAC whose SBR cannot be seen without decoding: HE-AAC at twice
