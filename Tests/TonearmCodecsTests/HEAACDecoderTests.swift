@@ -98,6 +98,36 @@ final class HEAACDecoderTests: XCTestCase {
         }
     }
 
+    /// HE-AAC and HE-AAC v2 in CAF, as afconvert writes them ('aach' and 'aacp' at the
+    /// output rate, 2048 frames per packet, the AudioSpecificConfig in an ES_Descriptor):
+    /// the M4A fixtures' packets, cookie and trimming written to CAF through AudioFile read
+    /// back as the same format and decode to the same samples, bit for bit.
+    func testHEAACInCAF() throws {
+        let dir = makeTemporaryDirectory()
+        for (name, id) in [("he_coupled_44k_aot5.m4a", AudioFormatID.mpeg4AAC_HE), ("ps_20_44k_aot29.m4a", .mpeg4AAC_HE_V2)] {
+            let path = fixturesDirectory + "/aache/" + name
+            let r = try AudioFile(path: path)
+            let format = try r.dataFormat
+            XCTAssertEqual(format.formatID, id, name)
+            let count = Int(try r.audioDataPacketCount)
+            let (data, descriptions) = try r.readPacketData(startingAt: 0, count: count)
+            let out = dir + "/" + name + ".caf"
+            let w = try AudioFile.create(path: out, type: .caf, format: format)
+            try w.setProperty(.magicCookieData, .data(try XCTUnwrap(try r.magicCookie)))
+            try w.setProperty(.packetTableInfo, .packetTableInfo(try XCTUnwrap(try r.packetTableInfo, name)))
+            try w.writePackets(data, count: count, descriptions: descriptions, startingAt: 0)
+            try w.close()
+            let caf = try AudioFile(path: out)
+            XCTAssertEqual(try caf.dataFormat, format, name)
+            XCTAssertEqual(try caf.properties.formatList?.map(\.format.formatID), try r.properties.formatList?.map(\.format.formatID), name)
+            let (ours, channels) = try AACDecoderTests.decode(out)
+            let (theirs, _) = try AACDecoderTests.decode(path)
+            XCTAssertEqual(channels, 2, name)
+            XCTAssertEqual(ours.count, theirs.count, name)
+            XCTAssertTrue(ours == theirs, "\(name): the CAF decodes differently")
+        }
+    }
+
     /// An LC file at 22.05 kHz or below (no SBR in its frames) stays LC at its own rate.
     func testPlainLCStaysLC() throws {
         let path = fixturesDirectory + "/aacdec/lc_mono_22k.aac"

@@ -283,7 +283,7 @@ final class CAFTests: XCTestCase {
         XCTAssertEqual(info.mimeTypes, ["audio/x-caf"])
         XCTAssertEqual(info.utis, ["com.apple.coreaudio-format"])
         XCTAssertEqual(info.hfsTypeCodes, [FourCC("caff")])
-        XCTAssertEqual(info.writableFormats, [.linearPCM, .uLaw, .aLaw, .appleIMA4, .mpeg4AAC, .appleLossless, .flac, .opus])
+        XCTAssertEqual(info.writableFormats, [.linearPCM, .uLaw, .aLaw, .appleIMA4, .mpeg4AAC, .mpeg4AAC_HE, .mpeg4AAC_HE_V2, .appleLossless, .flac, .opus])
         XCTAssertTrue(info.isWritable)
         XCTAssertEqual(FormatRegistry.types(forExtension: "CAF"), [.caf])
         XCTAssertEqual(FormatRegistry.types(forMIMEType: "audio/x-caf"), [.caf])
