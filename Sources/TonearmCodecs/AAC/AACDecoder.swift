@@ -530,8 +530,8 @@ struct AACStatistics: Equatable {
             }
         }
         if s.hadPulses { pulseChannels += 1 }
-        if s.info.predictionPresent { predictedBands += s.info.predictionUsed.filter { $0 }.count }
-        if s.info.ltp.present { longTermPredictedBands += s.info.ltp.used.filter { $0 }.count }
+        if s.info.predictionPresent { predictedBands += s.info.predictionUsed.nonzeroBitCount }
+        if s.info.ltp.present { longTermPredictedBands += s.info.ltp.used.nonzeroBitCount }
     }
 }
 
