@@ -30,6 +30,8 @@ struct AACSpectralTables: @unchecked Sendable {
     /// position or a noise energy can give (each is clamped or checked into that range).
     /// Built with exp2f, so that the gains are those the per-band exp2f calls gave.
     let quarterPowers: UnsafePointer<Float>
+    /// The scale factor codebook (its values and flags unused): index = difference + 60.
+    let scaleFactors: AACSpectralBook
 
     static let shared = AACSpectralTables()
 
@@ -68,6 +70,10 @@ struct AACSpectralTables: @unchecked Sendable {
             all[book] = AACSpectralBook(entries: entries, rootBits: UInt32(huffman.rootBits), values: values, flags: flags)
         }
         books = UnsafePointer(all)
+        let huffman = AACHuffman.scaleFactors
+        let entries = UnsafeMutablePointer<UInt32>.allocate(capacity: huffman.entries.count)
+        for (i, e) in huffman.entries.enumerated() { entries[i] = e }
+        scaleFactors = AACSpectralBook(entries: entries, rootBits: UInt32(huffman.rootBits), values: all[0].values, flags: all[0].flags)
     }
 }
 

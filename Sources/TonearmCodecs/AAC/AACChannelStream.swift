@@ -118,6 +118,9 @@ final class AACChannelStream {
     var tns = AACTNSData()
     /// The last stream read had pulse data.
     private(set) var hadPulses = false
+    /// The noise and intensity bands of the last stream read (all groups).
+    private(set) var noiseBands = 0
+    private(set) var intensityBands = 0
     let spectrum: UnsafeMutablePointer<Float>
     /// The quantised values, before dequantisation.
     private let quantised: UnsafeMutablePointer<Int32>
@@ -216,7 +219,7 @@ final class AACChannelStream {
         let info = self.info
         let bands = t.bands(info)
         try readSections(&r, info)
-        let hasNoise = try readScaleFactors(&r, info, globalGain: globalGain)
+        try readScaleFactors(&r, info, globalGain: globalGain)
         // pulse_data (Table 4.7): long windows only.
         var pulses: [(offset: Int, amplitude: Int)] = []
         if r.bit() {
@@ -238,7 +241,7 @@ final class AACChannelStream {
         guard !r.overrun else { throw .truncated }
         try bands.withUnsafeBufferPointer { (bands) throws(AACDamage) in
             try readSpectrum(&r, info, bands: bands, pulses: pulses)
-            if hasNoise { addNoise(info, bands: bands, random: &random) }
+            if noiseBands > 0 { addNoise(info, bands: bands, random: &random) }
         }
     }
 
@@ -271,35 +274,46 @@ final class AACChannelStream {
     }
 
     /// scale_factor_data: differences from the global gain, the
-    /// intensity positions and the noise energies, each its own chain. Returns whether a
-    /// band is a noise band.
-    private func readScaleFactors(_ r: inout AACBits, _ info: AACICSInfo, globalGain: Int) throws(AACDamage) -> Bool {
+    /// intensity positions and the noise energies, each its own chain. Counts the noise
+    /// and intensity bands.
+    private func readScaleFactors(_ r: inout AACBits, _ info: AACICSInfo, globalGain: Int) throws(AACDamage) {
         var scale = globalGain, position = 0, noise = globalGain - 90
-        var firstNoise = true
-        let book = AACHuffman.scaleFactors
+        var noiseCount = 0, intensityCount = 0
+        let tables = AACSpectralTables.shared
+        let book = tables.scaleFactors
         let bandTypes = self.bandTypes, gains = self.gains
         // 2^(x/4) at x + 100, for x = −100…155: the ranges below keep every index in it.
-        let quarterPowers = AACSpectralTables.shared.quarterPowers
+        let quarterPowers = tables.quarterPowers
         for g in 0..<info.groupCount {
             for b in 0..<info.maxSFB {
                 let i = g * 64 + b
-                switch bandTypes[i] {
-                case AACBandType.zero:
+                let type = bandTypes[i]
+                if type == AACBandType.zero {
                     gains[i] = 0
+                    continue
+                }
+                let e = AACSpectralDecoder.codeword(r.peek32(), book)
+                let difference = Int(e &>> 8) - 60
+                switch type {
                 case AACBandType.intensityInPhase, AACBandType.intensityOutOfPhase:
-                    position += book.decode(&r) - 60
+                    r.position &+= Int(e & 0xFF)
+                    position += difference
+                    intensityCount += 1
                     // 2^(−position/4)
                     gains[i] = quarterPowers[100 - min(max(position, -155), 100)]
                 case AACBandType.noise:
-                    if firstNoise {
-                        firstNoise = false
+                    // The first noise energy is a 9-bit word, the others codewords.
+                    if noiseCount == 0 {
                         noise += r.read(9) - 256
                     } else {
-                        noise += book.decode(&r) - 60
+                        r.position &+= Int(e & 0xFF)
+                        noise += difference
                     }
+                    noiseCount += 1
                     gains[i] = quarterPowers[min(max(noise, -100), 155) + 100]
                 default:
-                    scale += book.decode(&r) - 60
+                    r.position &+= Int(e & 0xFF)
+                    scale += difference
                     guard scale >= 0 && scale <= 255 else { throw .invalid("scale factor \(scale) out of range") }
                     // 2^((scale − 100)/4)
                     gains[i] = quarterPowers[scale]
@@ -307,7 +321,8 @@ final class AACChannelStream {
             }
         }
         guard !r.overrun else { throw .truncated }
-        return !firstNoise
+        noiseBands = noiseCount
+        intensityBands = intensityCount
     }
 
     /// tns_data, with the coefficients turned into LPC form.
