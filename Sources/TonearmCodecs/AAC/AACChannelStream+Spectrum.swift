@@ -18,6 +18,10 @@ struct AACSpectralBook: @unchecked Sendable {
     /// Per index: bits 0–3, the values that are nonzero (each has a sign bit in an unsigned
     /// book); bits 4–6, how many; bits 2–3 in book 11, the values that are escapes.
     let flags: UnsafePointer<UInt8>
+    /// The unsigned pair books (7–11): per index × the next two bits after the codeword ×
+    /// 2, the values with their signs applied (the first nonzero value takes the first bit).
+    /// An escape is a signed zero here: its sign, for the magnitude that follows.
+    let signedPairs: UnsafePointer<Float>
 }
 
 /// The tables of the fused spectrum decoding, built once and never freed.
@@ -67,13 +71,34 @@ struct AACSpectralTables: @unchecked Sendable {
                 }
                 flags[index] = UInt8(nonzero | escapes << 2 | nonzero.nonzeroBitCount << 4)
             }
-            all[book] = AACSpectralBook(entries: entries, rootBits: UInt32(huffman.rootBits), values: values, flags: flags)
+            let pairs = book >= 7 ? indices * 8 : 1
+            let signedPairs = UnsafeMutablePointer<Float>.allocate(capacity: pairs)
+            signedPairs.initialize(repeating: 0, count: pairs)
+            if book >= 7 {
+                for index in 0..<indices {
+                    for bits in 0..<4 {
+                        var next = 1  // the bit (1 = the first, 0 = the second) the next nonzero value takes
+                        for j in 0..<2 {
+                            var v = values[index * 2 + j]
+                            let escape = book == 11 && flags[index] & UInt8(4 << j) != 0
+                            if v != 0 || escape {
+                                if bits >> next & 1 == 1 { v = -v }
+                                next -= 1
+                            }
+                            signedPairs[(index * 4 + bits) * 2 + j] = v
+                        }
+                    }
+                }
+            }
+            all[book] = AACSpectralBook(entries: entries, rootBits: UInt32(huffman.rootBits), values: values, flags: flags,
+                                        signedPairs: signedPairs)
         }
         books = UnsafePointer(all)
         let huffman = AACHuffman.scaleFactors
         let entries = UnsafeMutablePointer<UInt32>.allocate(capacity: huffman.entries.count)
         for (i, e) in huffman.entries.enumerated() { entries[i] = e }
-        scaleFactors = AACSpectralBook(entries: entries, rootBits: UInt32(huffman.rootBits), values: all[0].values, flags: all[0].flags)
+        scaleFactors = AACSpectralBook(entries: entries, rootBits: UInt32(huffman.rootBits), values: all[0].values, flags: all[0].flags,
+                                       signedPairs: all[0].signedPairs)
     }
 }
 
@@ -174,12 +199,13 @@ enum AACSpectralDecoder {
             let w = r.peek32()
             let e = codeword(w, b)
             let length = e & 0xFF, index = Int(e &>> 8)
-            let f = UInt32(b.flags[index])
-            var signs = w &<< length
-            r.position &+= Int(length &+ f &>> 4)
-            let v = b.values + index &* 2
-            out[k] = signed(v[0] * gain, &signs, f & 1)
-            out[k &+ 1] = signed(v[1] * gain, &signs, f &>> 1 & 1)
+            // The sign bits follow the codeword (at most 2 after at most 15 bits: within w);
+            // the next two bits pick the signed values.
+            let signs = Int((w &<< length) &>> 30)
+            r.position &+= Int(length &+ UInt32(b.flags[index]) &>> 4)
+            let v = b.signedPairs + (index &<< 3 | signs &<< 1)
+            out[k] = v[0] * gain
+            out[k &+ 1] = v[1] * gain
             k &+= 2
         }
     }
@@ -194,17 +220,17 @@ enum AACSpectralDecoder {
             let e = codeword(w, b)
             let length = e & 0xFF, index = Int(e &>> 8)
             let f = UInt32(b.flags[index])
-            var signs = w &<< length
+            let signs = Int((w &<< length) &>> 30)
             r.position &+= Int(length &+ f &>> 4)
-            let v = b.values + index &* 2
+            let v = b.signedPairs + (index &<< 3 | signs &<< 1)
             var m0 = v[0], m1 = v[1]
             if f & 0xC != 0 {
-                // The escapes follow both sign bits, first value first.
-                if f & 4 != 0 { m0 = try escape(&r, pow43) }
-                if f & 8 != 0 { m1 = try escape(&r, pow43) }
+                // The escapes follow both sign bits, first value first; the table gave their signs.
+                if f & 4 != 0 { m0 = Float(bitPattern: try escape(&r, pow43).bitPattern | m0.bitPattern & 0x8000_0000) }
+                if f & 8 != 0 { m1 = Float(bitPattern: try escape(&r, pow43).bitPattern | m1.bitPattern & 0x8000_0000) }
             }
-            out[k] = signed(m0 * gain, &signs, f & 1)
-            out[k &+ 1] = signed(m1 * gain, &signs, f &>> 1 & 1)
+            out[k] = m0 * gain
+            out[k &+ 1] = m1 * gain
             k &+= 2
         }
     }
