@@ -124,36 +124,38 @@ enum AACSpectralDecoder {
                        tables: AACSpectralTables) throws(AACDamage)
     {
         let b = tables.books[book]
+        var bits = AACBitWindow(r)
+        defer { r.position = bits.position }
         switch book {
-        case 1, 2: signedQuads(&r, b, gain: gain, into: out, count: count)
-        case 3, 4: unsignedQuads(&r, b, gain: gain, into: out, count: count)
-        case 5, 6: signedPairs(&r, b, gain: gain, into: out, count: count)
-        case 7, 8, 9, 10: unsignedPairs(&r, b, gain: gain, into: out, count: count)
-        case 11: try escapePairs(&r, b, gain: gain, into: out, count: count, pow43: tables.powerFourThirds)
+        case 1, 2: signedQuads(&bits, b, gain: gain, into: out, count: count)
+        case 3, 4: unsignedQuads(&bits, b, gain: gain, into: out, count: count)
+        case 5, 6: signedPairs(&bits, b, gain: gain, into: out, count: count)
+        case 7, 8, 9, 10: unsignedPairs(&bits, b, gain: gain, into: out, count: count)
+        case 11: try escapePairs(&bits, b, gain: gain, into: out, count: count, pow43: tables.powerFourThirds)
         default: out.update(repeating: 0, count: count)
         }
     }
 
-    private static func signedQuads(_ r: inout AACBits, _ b: AACSpectralBook, gain: Float,
+    private static func signedQuads(_ r: inout AACBitWindow, _ b: AACSpectralBook, gain: Float,
                                     into out: UnsafeMutablePointer<Float>, count: Int)
     {
         var k = 0
         while k < count {
-            let e = codeword(r.peek32(), b)
-            r.position &+= Int(e & 0xFF)
+            let e = codeword(r.peek32, b)
+            r.skip(Int(e & 0xFF))
             let v = UnsafeRawPointer(b.values + Int(e &>> 8) &* 4).loadUnaligned(as: SIMD4<Float>.self)
             UnsafeMutableRawPointer(out + k).storeBytes(of: v * gain, as: SIMD4<Float>.self)
             k &+= 4
         }
     }
 
-    private static func signedPairs(_ r: inout AACBits, _ b: AACSpectralBook, gain: Float,
+    private static func signedPairs(_ r: inout AACBitWindow, _ b: AACSpectralBook, gain: Float,
                                     into out: UnsafeMutablePointer<Float>, count: Int)
     {
         var k = 0
         while k < count {
-            let e = codeword(r.peek32(), b)
-            r.position &+= Int(e & 0xFF)
+            let e = codeword(r.peek32, b)
+            r.skip(Int(e & 0xFF))
             let v = b.values + Int(e &>> 8) &* 2
             out[k] = v[0] * gain
             out[k &+ 1] = v[1] * gain
@@ -170,18 +172,18 @@ enum AACSpectralDecoder {
         return Float(bitPattern: m.bitPattern | s)
     }
 
-    private static func unsignedQuads(_ r: inout AACBits, _ b: AACSpectralBook, gain: Float,
+    private static func unsignedQuads(_ r: inout AACBitWindow, _ b: AACSpectralBook, gain: Float,
                                       into out: UnsafeMutablePointer<Float>, count: Int)
     {
         var k = 0
         while k < count {
-            let w = r.peek32()
+            let w = r.peek32
             let e = codeword(w, b)
             let length = e & 0xFF, index = Int(e &>> 8)
             let f = UInt32(b.flags[index])
             // The sign bits follow the codeword (at most 4 after at most 16 bits: within w).
             var signs = w &<< length
-            r.position &+= Int(length &+ f &>> 4)
+            r.skip(Int(length &+ f &>> 4))
             let v = b.values + index &* 4
             out[k] = signed(v[0] * gain, &signs, f & 1)
             out[k &+ 1] = signed(v[1] * gain, &signs, f &>> 1 & 1)
@@ -191,18 +193,18 @@ enum AACSpectralDecoder {
         }
     }
 
-    private static func unsignedPairs(_ r: inout AACBits, _ b: AACSpectralBook, gain: Float,
+    private static func unsignedPairs(_ r: inout AACBitWindow, _ b: AACSpectralBook, gain: Float,
                                       into out: UnsafeMutablePointer<Float>, count: Int)
     {
         var k = 0
         while k < count {
-            let w = r.peek32()
+            let w = r.peek32
             let e = codeword(w, b)
             let length = e & 0xFF, index = Int(e &>> 8)
             // The sign bits follow the codeword (at most 2 after at most 15 bits: within w);
             // the next two bits pick the signed values.
             let signs = Int((w &<< length) &>> 30)
-            r.position &+= Int(length &+ UInt32(b.flags[index]) &>> 4)
+            r.skip(Int(length &+ UInt32(b.flags[index]) &>> 4))
             let v = b.signedPairs + (index &<< 3 | signs &<< 1)
             out[k] = v[0] * gain
             out[k &+ 1] = v[1] * gain
@@ -210,18 +212,18 @@ enum AACSpectralDecoder {
         }
     }
 
-    private static func escapePairs(_ r: inout AACBits, _ b: AACSpectralBook, gain: Float,
+    private static func escapePairs(_ r: inout AACBitWindow, _ b: AACSpectralBook, gain: Float,
                                     into out: UnsafeMutablePointer<Float>, count: Int, pow43: UnsafePointer<Float>)
     throws(AACDamage)
     {
         var k = 0
         while k < count {
-            let w = r.peek32()
+            let w = r.peek32
             let e = codeword(w, b)
             let length = e & 0xFF, index = Int(e &>> 8)
             let f = UInt32(b.flags[index])
             let signs = Int((w &<< length) &>> 30)
-            r.position &+= Int(length &+ f &>> 4)
+            r.skip(Int(length &+ f &>> 4))
             let v = b.signedPairs + (index &<< 3 | signs &<< 1)
             var m0 = v[0], m1 = v[1]
             if f & 0xC != 0 {
@@ -237,10 +239,10 @@ enum AACSpectralDecoder {
 
     /// escape_sequence: N ones, a zero, then an (N + 4)-bit word, for 2^(N+4) + word; N is at
     /// most 8, so the value is at most 8191. Its |value|^(4/3).
-    private static func escape(_ r: inout AACBits, _ pow43: UnsafePointer<Float>) throws(AACDamage) -> Float {
-        let ones = (~r.peek32()).leadingZeroBitCount
-        guard ones <= 8 else { throw r.overrun ? .truncated : .invalid("an escape beyond 8191") }
-        r.position &+= ones &+ 1
+    private static func escape(_ r: inout AACBitWindow, _ pow43: UnsafePointer<Float>) throws(AACDamage) -> Float {
+        let ones = (~r.peek32).leadingZeroBitCount
+        guard ones <= 8 else { throw .invalid("an escape beyond 8191") }
+        r.skip(ones &+ 1)
         return pow43[1 &<< (ones &+ 4) &+ r.read(ones &+ 4)]
     }
 }

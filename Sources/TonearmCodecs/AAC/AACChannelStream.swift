@@ -284,6 +284,7 @@ final class AACChannelStream {
         let bandTypes = self.bandTypes, gains = self.gains
         // 2^(x/4) at x + 100, for x = −100…155: the ranges below keep every index in it.
         let quarterPowers = tables.quarterPowers
+        var bits = AACBitWindow(r)
         for g in 0..<info.groupCount {
             for b in 0..<info.maxSFB {
                 let i = g * 64 + b
@@ -292,11 +293,11 @@ final class AACChannelStream {
                     gains[i] = 0
                     continue
                 }
-                let e = AACSpectralDecoder.codeword(r.peek32(), book)
+                let e = AACSpectralDecoder.codeword(bits.peek32, book)
                 let difference = Int(e &>> 8) - 60
                 switch type {
                 case AACBandType.intensityInPhase, AACBandType.intensityOutOfPhase:
-                    r.position &+= Int(e & 0xFF)
+                    bits.skip(Int(e & 0xFF))
                     position += difference
                     intensityCount += 1
                     // 2^(−position/4)
@@ -304,15 +305,15 @@ final class AACChannelStream {
                 case AACBandType.noise:
                     // The first noise energy is a 9-bit word, the others codewords.
                     if noiseCount == 0 {
-                        noise += r.read(9) - 256
+                        noise += bits.read(9) - 256
                     } else {
-                        r.position &+= Int(e & 0xFF)
+                        bits.skip(Int(e & 0xFF))
                         noise += difference
                     }
                     noiseCount += 1
                     gains[i] = quarterPowers[min(max(noise, -100), 155) + 100]
                 default:
-                    r.position &+= Int(e & 0xFF)
+                    bits.skip(Int(e & 0xFF))
                     scale += difference
                     guard scale >= 0 && scale <= 255 else { throw .invalid("scale factor \(scale) out of range") }
                     // 2^((scale − 100)/4)
@@ -320,6 +321,7 @@ final class AACChannelStream {
                 }
             }
         }
+        r.position = bits.position
         guard !r.overrun else { throw .truncated }
         noiseBands = noiseCount
         intensityBands = intensityCount
