@@ -36,6 +36,11 @@ struct AACSpectralTables: @unchecked Sendable {
     let quarterPowers: UnsafePointer<Float>
     /// The scale factor codebook (its values and flags unused): index = difference + 60.
     let scaleFactors: AACSpectralBook
+    /// The unsigned quad books' sign masks, at `nonzero << 4 | bits`: `nonzero` says which
+    /// of the four values are nonzero (bit j for value j), `bits` are the next four bits
+    /// after the codeword, the first nonzero value taking the first. Lane j is value j's
+    /// sign bit.
+    let quadSigns: UnsafePointer<SIMD4<UInt32>>
 
     static let shared = AACSpectralTables()
 
@@ -94,6 +99,18 @@ struct AACSpectralTables: @unchecked Sendable {
                                         signedPairs: signedPairs)
         }
         books = UnsafePointer(all)
+        let signs = UnsafeMutablePointer<SIMD4<UInt32>>.allocate(capacity: 256)
+        for nonzero in 0..<16 {
+            for bits in 0..<16 {
+                var lanes = SIMD4<UInt32>(repeating: 0), next = 3
+                for j in 0..<4 where nonzero >> j & 1 == 1 {
+                    if bits >> next & 1 == 1 { lanes[j] = 0x8000_0000 }
+                    next -= 1
+                }
+                signs[nonzero << 4 | bits] = lanes
+            }
+        }
+        quadSigns = UnsafePointer(signs)
         let huffman = AACHuffman.scaleFactors
         let entries = UnsafeMutablePointer<UInt32>.allocate(capacity: huffman.entries.count)
         for (i, e) in huffman.entries.enumerated() { entries[i] = e }
@@ -128,7 +145,7 @@ enum AACSpectralDecoder {
         defer { r.position = bits.position }
         switch book {
         case 1, 2: signedQuads(&bits, b, gain: gain, into: out, count: count)
-        case 3, 4: unsignedQuads(&bits, b, gain: gain, into: out, count: count)
+        case 3, 4: unsignedQuads(&bits, b, gain: gain, into: out, count: count, signs: tables.quadSigns)
         case 5, 6: signedPairs(&bits, b, gain: gain, into: out, count: count)
         case 7, 8, 9, 10: unsignedPairs(&bits, b, gain: gain, into: out, count: count)
         case 11: try escapePairs(&bits, b, gain: gain, into: out, count: count, pow43: tables.powerFourThirds)
@@ -163,17 +180,8 @@ enum AACSpectralDecoder {
         }
     }
 
-    /// The magnitude `m` with the next sign bit of `signs` when `nonzero` (0 or 1) is 1;
-    /// the bits move on past it.
-    @inline(__always)
-    private static func signed(_ m: Float, _ signs: inout UInt32, _ nonzero: UInt32) -> Float {
-        let s = signs & (nonzero &<< 31)
-        signs &<<= nonzero
-        return Float(bitPattern: m.bitPattern | s)
-    }
-
     private static func unsignedQuads(_ r: inout AACBitWindow, _ b: AACSpectralBook, gain: Float,
-                                      into out: UnsafeMutablePointer<Float>, count: Int)
+                                      into out: UnsafeMutablePointer<Float>, count: Int, signs: UnsafePointer<SIMD4<UInt32>>)
     {
         var k = 0
         while k < count {
@@ -182,13 +190,11 @@ enum AACSpectralDecoder {
             let length = e & 0xFF, index = Int(e &>> 8)
             let f = UInt32(b.flags[index])
             // The sign bits follow the codeword (at most 4 after at most 16 bits: within w).
-            var signs = w &<< length
+            let next = (w &<< length) &>> 28
             r.skip(Int(length &+ f &>> 4))
-            let v = b.values + index &* 4
-            out[k] = signed(v[0] * gain, &signs, f & 1)
-            out[k &+ 1] = signed(v[1] * gain, &signs, f &>> 1 & 1)
-            out[k &+ 2] = signed(v[2] * gain, &signs, f &>> 2 & 1)
-            out[k &+ 3] = signed(v[3] * gain, &signs, f &>> 3 & 1)
+            let v = UnsafeRawPointer(b.values + index &* 4).loadUnaligned(as: SIMD4<Float>.self) * gain
+            let signed = unsafeBitCast(v, to: SIMD4<UInt32>.self) | signs[Int((f & 0xF) &<< 4 | next)]
+            UnsafeMutableRawPointer(out + k).storeBytes(of: signed, as: SIMD4<UInt32>.self)
             k &+= 4
         }
     }
