@@ -255,6 +255,17 @@ public final class AudioConverter {
         return mixer?.isIdentity == true ? nil : mixer
     }
 
+    /// Whether converting gives back the input bytes unchanged: the same packed,
+    /// interleaved PCM in and out, and no mixing, resampling, dither or trimming. A writer
+    /// can then store its client's bytes as they are instead of decoding and encoding
+    /// every sample. (Call after ``prepare()``; false before.)
+    var isPassthrough: Bool {
+        guard let s = stages, !s.usesFloat, !s.finished, framesToSkip == 0, framesToKeep == nil else { return false }
+        let f = inputFormat
+        return f == outputBytesFormat && f.isPCM && f.isInterleaved && f.framesPerPacket == 1 && f.bytesPerFrame > 0
+            && f.bytesPerPacket == f.bytesPerFrame && f.bitsPerChannel * f.channelsPerFrame == f.bytesPerFrame * 8
+    }
+
     /// Packets the decoder wants decoded before a packet reached by a seek (see
     /// ``AudioDecoder/seekPrerollPackets``).
     public var decoderPrerollPackets: Int { stages?.decoder.seekPrerollPackets ?? 0 }
@@ -429,8 +440,17 @@ public final class AudioConverter {
             }
         }
         let n = min(wanted, pending.count - pendingStart)
-        out.append(contentsOf: pending[pendingStart..<pendingStart + n])
-        pendingStart += n
+        if out.isEmpty && pendingStart == 0 {
+            // The usual reader's call: hand the bytes over instead of copying them, and keep
+            // the rest (less than a chunk) in the caller's old storage, so that the two
+            // buffers take turns and neither is allocated again.
+            swap(&out, &pending)
+            pending.append(contentsOf: out[n...])
+            out.removeLast(out.count - n)
+        } else {
+            out.append(contentsOf: pending[pendingStart..<pendingStart + n])
+            pendingStart += n
+        }
         return n / bytesPerFrame
     }
 

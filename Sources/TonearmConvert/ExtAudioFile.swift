@@ -510,9 +510,17 @@ public final class ExtAudioFile {
         guard frames >= 0, bytes.count >= frames * bytesPerFrame else {
             throw AudioError(.invalidInputSize, "\(frames) frames need \(frames * bytesPerFrame) bytes, not \(bytes.count)")
         }
+        let client = UnsafeRawBufferPointer(rebasing: bytes[0..<frames * bytesPerFrame])
+        try converter.prepare()
+        if encoder == nil, converter.isPassthrough {
+            // The client's format is the file's: its bytes go to the file as they are.
+            guard frames > 0 else { return }
+            try file.writePackets(client, count: frames, startingAt: packetsWritten)
+            packetsWritten += Int64(frames)
+            return
+        }
         pendingBytes.removeAll(keepingCapacity: true)
-        try converter.convert(packets: UnsafeRawBufferPointer(rebasing: bytes[0..<frames * bytesPerFrame]),
-                              count: frames, descriptions: nil, into: &pendingBytes)
+        try converter.convert(packets: client, count: frames, descriptions: nil, into: &pendingBytes)
         try store(pendingBytes)
     }
 

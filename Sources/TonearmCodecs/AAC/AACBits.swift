@@ -53,3 +53,55 @@ struct AACBits {
     /// Byte alignment, counted from the start of the packet (the raw data block).
     mutating func align() { position = (position &+ 7) & ~7 }
 }
+
+/// A 64-bit window onto an ``AACBits`` for the Huffman loops: the next bits stay in a
+/// register, and memory is read again only once fewer than 32 are left, so that a codeword's
+/// length feeds the next lookup through a shift rather than an address, a load and a shift.
+///
+/// At least 32 bits are valid after every step (the load index is clamped as ``AACBits``
+/// clamps it, so that reading past the packet reads padding and never outside the buffer).
+/// Give the position back with ``AACBits/position`` when done.
+struct AACBitWindow {
+    let base: UnsafeRawPointer
+    let lastLoad: Int
+    /// The next bit, counted from the start of the packet.
+    private(set) var position: Int
+    private var cache: UInt64 = 0
+    private var valid = 0
+
+    @inline(__always)
+    init(_ r: AACBits) {
+        base = UnsafeRawPointer(r.base)
+        lastLoad = r.lastLoad
+        position = r.position
+        refill()
+    }
+
+    @inline(__always)
+    private mutating func refill() {
+        let i = min(position &>> 3, lastLoad)
+        cache = UInt64(bigEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &<< UInt64(position & 7)
+        valid = 64 &- (position & 7)
+    }
+
+    /// The next 32 bits, first bit in the top bit.
+    @inline(__always)
+    var peek32: UInt32 { UInt32(truncatingIfNeeded: cache &>> 32) }
+
+    /// Moves on by `count` bits (at most 32).
+    @inline(__always)
+    mutating func skip(_ count: Int) {
+        cache &<<= UInt64(count)
+        valid &-= count
+        position &+= count
+        if valid < 32 { refill() }
+    }
+
+    /// The next `count` bits (1…25).
+    @inline(__always)
+    mutating func read(_ count: Int) -> Int {
+        let v = peek32 &>> UInt32(32 &- count)
+        skip(count)
+        return Int(v)
+    }
+}

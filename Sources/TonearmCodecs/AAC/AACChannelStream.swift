@@ -39,7 +39,9 @@ struct AACICSInfo {
     /// prediction_used follow), or AAC LTP's ltp_data_present.
     var predictionPresent = false
     var predictorReset = 0
-    var predictionUsed = [Bool](repeating: false, count: 41)
+    /// prediction_used, bit b for band b (41 bands at most). A bit set rather than an array
+    /// keeps the struct plain data, so that copying it costs no reference counting.
+    var predictionUsed: UInt64 = 0
     // AAC LTP: ltp_data_present for the first channel (the second's is in the CPE).
     var ltp = AACLTPData()
 
@@ -60,8 +62,8 @@ struct AACLTPData {
     var present = false
     var lag = 0
     var coefficient: Float = 0
-    /// Per band, below ``AACLTP/maximumBands``.
-    var used = [Bool](repeating: false, count: AACLTP.maximumBands)
+    /// ltp_long_used, bit b for band b below ``AACLTP/maximumBands``.
+    var used: UInt64 = 0
 }
 
 /// The tns_data of one channel: per window up to three filters,
@@ -116,6 +118,9 @@ final class AACChannelStream {
     var tns = AACTNSData()
     /// The last stream read had pulse data.
     private(set) var hadPulses = false
+    /// The noise and intensity bands of the last stream read (all groups).
+    private(set) var noiseBands = 0
+    private(set) var intensityBands = 0
     let spectrum: UnsafeMutablePointer<Float>
     /// The quantised values, before dequantisation.
     private let quantised: UnsafeMutablePointer<Int32>
@@ -182,7 +187,8 @@ final class AACChannelStream {
                         }
                     }
                     let n = min(info.maxSFB, t.predictionMaxBands)
-                    for b in 0..<41 { info.predictionUsed[b] = b < n ? r.bit() : false }
+                    info.predictionUsed = 0
+                    for b in 0..<n where r.bit() { info.predictionUsed |= 1 << UInt64(b) }
                 case 4:
                     // AAC LTP: predictor_data_present announces ltp_data_present.
                     info.predictionPresent = true
@@ -201,15 +207,19 @@ final class AACChannelStream {
         ltp.lag = r.read(11)
         ltp.coefficient = AACLTP.coefficients[r.read(3)]
         let n = min(info.maxSFB, AACLTP.maximumBands)
-        for b in 0..<AACLTP.maximumBands { ltp.used[b] = b < n ? r.bit() : false }
+        ltp.used = 0
+        for b in 0..<n where r.bit() { ltp.used |= 1 << UInt64(b) }
     }
 
     /// The rest of an individual_channel_stream after ics_info: section data, scale factors,
     /// pulses, TNS and the spectrum, dequantised. `random` is the PNS generator's state.
     func read(_ r: inout AACBits, _ t: AACStreamTables, globalGain: Int, random: inout UInt32) throws(AACDamage) {
+        // One copy of the side information for the whole stream: reading the class's
+        // property in the loops would check exclusive access every time.
+        let info = self.info
         let bands = t.bands(info)
-        try readSections(&r)
-        try readScaleFactors(&r, globalGain: globalGain)
+        try readSections(&r, info)
+        try readScaleFactors(&r, info, globalGain: globalGain)
         // pulse_data (Table 4.7): long windows only.
         var pulses: [(offset: Int, amplitude: Int)] = []
         if r.bit() {
@@ -229,18 +239,17 @@ final class AACChannelStream {
         if tns.present { try readTNS(&r, t) }
         if r.bit() { throw .invalid("gain control data (AAC SSR) in a general audio stream") }
         guard !r.overrun else { throw .truncated }
-        try readSpectrum(&r, bands: bands)
-        for p in pulses {
-            let q = quantised[p.offset]
-            quantised[p.offset] = q > 0 ? q + Int32(p.amplitude) : q - Int32(p.amplitude)
+        try bands.withUnsafeBufferPointer { (bands) throws(AACDamage) in
+            try readSpectrum(&r, info, bands: bands, pulses: pulses)
+            if noiseBands > 0 { addNoise(info, bands: bands, random: &random) }
         }
-        dequantise(bands: bands, random: &random)
     }
 
     /// section_data.
-    private func readSections(_ r: inout AACBits) throws(AACDamage) {
+    private func readSections(_ r: inout AACBits, _ info: AACICSInfo) throws(AACDamage) {
         let lengthBits = info.isShort ? 3 : 5
         let escape = (1 << lengthBits) - 1
+        let bandTypes = self.bandTypes
         for g in 0..<info.groupCount {
             var k = 0
             while k < info.maxSFB {
@@ -258,43 +267,64 @@ final class AACChannelStream {
                 guard k + length <= info.maxSFB else {
                     throw .invalid("a section ends at band \(k + length), beyond max_sfb \(info.maxSFB)")
                 }
-                for b in k..<k + length { bandTypes[g * 64 + b] = book }
+                (bandTypes + g * 64 + k).update(repeating: book, count: length)
                 k += length
             }
         }
     }
 
     /// scale_factor_data: differences from the global gain, the
-    /// intensity positions and the noise energies, each its own chain.
-    private func readScaleFactors(_ r: inout AACBits, globalGain: Int) throws(AACDamage) {
+    /// intensity positions and the noise energies, each its own chain. Counts the noise
+    /// and intensity bands.
+    private func readScaleFactors(_ r: inout AACBits, _ info: AACICSInfo, globalGain: Int) throws(AACDamage) {
         var scale = globalGain, position = 0, noise = globalGain - 90
-        var firstNoise = true
-        let book = AACHuffman.scaleFactors
+        var noiseCount = 0, intensityCount = 0
+        let tables = AACSpectralTables.shared
+        let book = tables.scaleFactors
+        let bandTypes = self.bandTypes, gains = self.gains
+        // 2^(x/4) at x + 100, for x = −100…155: the ranges below keep every index in it.
+        let quarterPowers = tables.quarterPowers
+        var bits = AACBitWindow(r)
         for g in 0..<info.groupCount {
             for b in 0..<info.maxSFB {
                 let i = g * 64 + b
-                switch bandTypes[i] {
-                case AACBandType.zero:
+                let type = bandTypes[i]
+                if type == AACBandType.zero {
                     gains[i] = 0
+                    continue
+                }
+                let e = AACSpectralDecoder.codeword(bits.peek32, book)
+                let difference = Int(e &>> 8) - 60
+                switch type {
                 case AACBandType.intensityInPhase, AACBandType.intensityOutOfPhase:
-                    position += book.decode(&r) - 60
-                    gains[i] = exp2f(-Float(min(max(position, -155), 100)) / 4)
+                    bits.skip(Int(e & 0xFF))
+                    position += difference
+                    intensityCount += 1
+                    // 2^(−position/4)
+                    gains[i] = quarterPowers[100 - min(max(position, -155), 100)]
                 case AACBandType.noise:
-                    if firstNoise {
-                        firstNoise = false
-                        noise += r.read(9) - 256
+                    // The first noise energy is a 9-bit word, the others codewords.
+                    if noiseCount == 0 {
+                        noise += bits.read(9) - 256
                     } else {
-                        noise += book.decode(&r) - 60
+                        bits.skip(Int(e & 0xFF))
+                        noise += difference
                     }
-                    gains[i] = exp2f(Float(min(max(noise, -100), 155)) / 4)
+                    noiseCount += 1
+                    gains[i] = quarterPowers[min(max(noise, -100), 155) + 100]
                 default:
-                    scale += book.decode(&r) - 60
+                    bits.skip(Int(e & 0xFF))
+                    scale += difference
                     guard scale >= 0 && scale <= 255 else { throw .invalid("scale factor \(scale) out of range") }
-                    gains[i] = exp2f(Float(scale - 100) / 4)
+                    // 2^((scale − 100)/4)
+                    gains[i] = quarterPowers[scale]
                 }
             }
         }
+        r.position = bits.position
         guard !r.overrun else { throw .truncated }
+        noiseBands = noiseCount
+        intensityBands = intensityCount
     }
 
     /// tns_data, with the coefficients turned into LPC form.
@@ -340,80 +370,97 @@ final class AACChannelStream {
         guard !r.overrun else { throw .truncated }
     }
 
-    /// spectral_data: codewords of 4 or 2 values, their sign bits,
-    /// and codebook 11's escapes, into `quantised` in window order.
-    private func readSpectrum(_ r: inout AACBits, bands: [Int]) throws(AACDamage) {
+    /// spectral_data, dequantised as it is decoded (``AACSpectralDecoder``): sign · |q|^(4/3)
+    /// · gain into `spectrum`, window after window; bands that are not coded are zero
+    /// (noise bands are filled later). A band that pulses add to goes the long way: its
+    /// integer values, the pulses, then dequantisation.
+    private func readSpectrum(_ r: inout AACBits, _ info: AACICSInfo, bands: UnsafeBufferPointer<Int>,
+                              pulses: [(offset: Int, amplitude: Int)]) throws(AACDamage)
+    {
         let windows = info.windowCount
         let top = bands[info.maxSFB]
+        let spectrum = self.spectrum, bandTypes = self.bandTypes, gains = self.gains
         for w in 0..<windows {
-            (quantised + w * 128 + top).update(repeating: 0, count: (windows == 1 ? 1024 : 128) - top)
+            (spectrum + w * 128 + top).update(repeating: 0, count: (windows == 1 ? 1024 : 128) - top)
+        }
+        let tables = AACSpectralTables.shared
+        // Bands holding a pulse (long windows only, so one group of one window).
+        var pulseBands: UInt64 = 0
+        for p in pulses {
+            for b in 0..<info.maxSFB where bands[b] <= p.offset && p.offset < bands[b + 1] { pulseBands |= 1 << UInt64(b) }
         }
         var window = 0
         for g in 0..<info.groupCount {
             let length = info.groupLength(g)
             for b in 0..<info.maxSFB {
-                let book = Int(bandTypes[g * 64 + b])
-                let start = bands[b], width = bands[b + 1] - bands[b]
-                for w in window..<window + length {
-                    let out = quantised + w * 128 + start
-                    if book == 0 || book > 11 {
-                        out.update(repeating: 0, count: width)
-                        continue
-                    }
-                    try AACSpectrum.decode(&r, book: book, into: out, count: width)
+                let book = Int(bandTypes[g * 64 + b]), gain = gains[g * 64 + b]
+                let start = bands[b], width = bands[b + 1] - start
+                if book == 0 || book > 11 {
+                    for w in window..<window + length { (spectrum + w * 128 + start).update(repeating: 0, count: width) }
+                    continue
                 }
+                if pulseBands >> UInt64(b) & 1 != 0 {
+                    try readPulseBand(&r, book: book, gain: gain, start: start, width: width, pulses: pulses,
+                                      pow43: tables.powerFourThirds)
+                } else {
+                    for w in window..<window + length {
+                        try AACSpectralDecoder.decode(&r, book: book, gain: gain, into: spectrum + w * 128 + start,
+                                                      count: width, tables: tables)
+                    }
+                }
+                guard !r.overrun else { throw .truncated }
             }
             window += length
-            guard !r.overrun else { throw .truncated }
         }
     }
 
-    /// Dequantisation: sign · |q|^(4/3) · gain, and PNS:
-    /// noise bands get pseudo-random values scaled to the band's energy. The generator and
-    /// its order (band after band, window after window, channel after channel) are FFmpeg's,
-    /// so that a decode matches its noise exactly: the standard leaves the generator free.
-    private func dequantise(bands: [Int], random: inout UInt32) {
-        let pow43 = AACTables.powerFourThirds
-        var window = 0
-        let windows = info.windowCount
-        let top = bands[info.maxSFB]
-        for w in 0..<windows {
-            (spectrum + w * 128 + top).update(repeating: 0, count: (windows == 1 ? 1024 : 128) - top)
+    /// A long window's band with pulses: its quantised values, the pulses added to their
+    /// magnitudes (ISO/IEC 14496-3 4.6.3.3: pulses apply before the inverse quantisation),
+    /// then sign · |q|^(4/3) · gain.
+    private func readPulseBand(_ r: inout AACBits, book: Int, gain: Float, start: Int, width: Int,
+                               pulses: [(offset: Int, amplitude: Int)], pow43: UnsafePointer<Float>) throws(AACDamage)
+    {
+        let q = quantised + start
+        try AACSpectrum.decode(&r, book: book, into: q, count: width)
+        for p in pulses where p.offset >= start && p.offset < start + width {
+            let v = q[p.offset - start]
+            q[p.offset - start] = v > 0 ? v + Int32(p.amplitude) : v - Int32(p.amplitude)
         }
-        pow43.withUnsafeBufferPointer { p in
-            for g in 0..<info.groupCount {
-                let length = info.groupLength(g)
-                for b in 0..<info.maxSFB {
-                    let type = bandTypes[g * 64 + b], gain = gains[g * 64 + b]
-                    let start = bands[b], width = bands[b + 1] - bands[b]
-                    for w in window..<window + length {
-                        let out = spectrum + w * 128 + start
-                        let q = quantised + w * 128 + start
-                        switch type {
-                        case AACBandType.noise:
-                            var energy: Float = 0
-                            for k in 0..<width {
-                                random = random &* 1664525 &+ 1013904223
-                                let v = Float(Int32(bitPattern: random))
-                                out[k] = v
-                                energy += v * v
-                            }
-                            let scale = gain / energy.squareRoot()
-                            for k in 0..<width { out[k] *= scale }
-                        case AACBandType.zero, AACBandType.intensityInPhase, AACBandType.intensityOutOfPhase, AACBandType.reserved:
-                            out.update(repeating: 0, count: width)
-                        default:
-                            for k in 0..<width {
-                                // |q|^(4/3)·gain with q's sign.
-                                let v = q[k]
-                                let m = p[Int(min(v.magnitude, 8191))] * gain
-                                out[k] = Float(bitPattern: m.bitPattern | UInt32(bitPattern: v) & 0x8000_0000)
-                            }
-                        }
+        let out = spectrum + start
+        for k in 0..<width {
+            let v = q[k]
+            let m = pow43[Int(min(v.magnitude, 8191))] * gain
+            out[k] = Float(bitPattern: m.bitPattern | UInt32(bitPattern: v) & 0x8000_0000)
+        }
+    }
+
+    /// PNS: noise bands get pseudo-random values scaled to the band's energy. The generator
+    /// and its order (band after band, window after window, channel after channel) are
+    /// FFmpeg's, so that a decode matches its noise exactly: the standard leaves the
+    /// generator free. It runs once the whole spectrum has decoded, so that a damaged
+    /// stream leaves the generator where it was.
+    private func addNoise(_ info: AACICSInfo, bands: UnsafeBufferPointer<Int>, random: inout UInt32) {
+        let spectrum = self.spectrum, bandTypes = self.bandTypes, gains = self.gains
+        var window = 0
+        for g in 0..<info.groupCount {
+            let length = info.groupLength(g)
+            for b in 0..<info.maxSFB where bandTypes[g * 64 + b] == AACBandType.noise {
+                let gain = gains[g * 64 + b]
+                let start = bands[b], width = bands[b + 1] - bands[b]
+                for w in window..<window + length {
+                    let out = spectrum + w * 128 + start
+                    var energy: Float = 0
+                    for k in 0..<width {
+                        random = random &* 1664525 &+ 1013904223
+                        let v = Float(Int32(bitPattern: random))
+                        out[k] = v
+                        energy += v * v
                     }
+                    let scale = gain / energy.squareRoot()
+                    for k in 0..<width { out[k] *= scale }
                 }
-                window += length
             }
+            window += length
         }
     }
 }

@@ -464,6 +464,11 @@ public final class AACDecoder: AudioDecoder {
 
     private func emit<S: DecodedSample>(_ frames: Int, into w: SampleWriter<S>) {
         let source = heaac?.output ?? pcm
+        if S.self == Float.self, outputChannels == 2, w.stride == 2, w.channelDistance == 1 {
+            // Interleaved stereo Float, the usual output: both channels in one pass.
+            Self.interleave(source, source + frames, frames, into: UnsafeMutableRawPointer(w.base))
+            return
+        }
         for c in 0..<outputChannels {
             let src = source + c * frames
             var dst = w.at(channel: c, frame: 0)
@@ -471,6 +476,27 @@ public final class AACDecoder: AudioDecoder {
                 dst.pointee = S.fromFloat(src[i])
                 dst += w.stride
             }
+        }
+    }
+}
+
+extension AACDecoder {
+    /// Two planar channels into interleaved frames, four frames at a time.
+    static func interleave(_ left: UnsafePointer<Float>, _ right: UnsafePointer<Float>, _ frames: Int,
+                           into out: UnsafeMutableRawPointer)
+    {
+        var i = 0
+        while i &+ 4 <= frames {
+            let l = UnsafeRawPointer(left + i).loadUnaligned(as: SIMD4<Float>.self)
+            let r = UnsafeRawPointer(right + i).loadUnaligned(as: SIMD4<Float>.self)
+            out.storeBytes(of: SIMD4(l[0], r[0], l[1], r[1]), toByteOffset: i &* 8, as: SIMD4<Float>.self)
+            out.storeBytes(of: SIMD4(l[2], r[2], l[3], r[3]), toByteOffset: i &* 8 &+ 16, as: SIMD4<Float>.self)
+            i &+= 4
+        }
+        while i < frames {
+            out.storeBytes(of: left[i], toByteOffset: i &* 8, as: Float.self)
+            out.storeBytes(of: right[i], toByteOffset: i &* 8 &+ 4, as: Float.self)
+            i &+= 1
         }
     }
 }
@@ -515,23 +541,16 @@ struct AACStatistics: Equatable {
 
     mutating func count(_ s: AACChannelStream) {
         windowSequences[s.info.windowSequence.rawValue] += 1
-        for g in 0..<s.info.groupCount {
-            for b in 0..<s.info.maxSFB {
-                switch s.bandTypes[g * 64 + b] {
-                case AACBandType.noise: noiseBands += 1
-                case AACBandType.intensityInPhase, AACBandType.intensityOutOfPhase: intensityBands += 1
-                default: break
-                }
-            }
-        }
+        noiseBands += s.noiseBands
+        intensityBands += s.intensityBands
         if s.tns.present {
             for w in 0..<s.info.windowCount {
                 for f in 0..<s.tns.filterCount[w] where s.tns.order[w * 4 + f] > 0 { tnsFilters += 1 }
             }
         }
         if s.hadPulses { pulseChannels += 1 }
-        if s.info.predictionPresent { predictedBands += s.info.predictionUsed.filter { $0 }.count }
-        if s.info.ltp.present { longTermPredictedBands += s.info.ltp.used.filter { $0 }.count }
+        if s.info.predictionPresent { predictedBands += s.info.predictionUsed.nonzeroBitCount }
+        if s.info.ltp.present { longTermPredictedBands += s.info.ltp.used.nonzeroBitCount }
     }
 }
 

@@ -36,7 +36,7 @@ enum AACLTP {
                            into: spectrum)
         AACTNS.apply(s, t, to: spectrum, analysis: true)
         let bands = t.longBands
-        for b in 0..<min(s.info.maxSFB, maximumBands) where ltp.used[b] {
+        for b in 0..<min(s.info.maxSFB, maximumBands) where ltp.used >> UInt64(b) & 1 != 0 {
             for k in bands[b]..<bands[b + 1] { s.spectrum[k] += spectrum[k] }
         }
     }
@@ -86,7 +86,7 @@ enum AACPrediction {
         let bands = t.longBands
         let top = min(t.predictionMaxBands, bands.count - 1)
         for b in 0..<top {
-            let enabled = s.info.predictionPresent && s.info.predictionUsed[b]
+            let enabled = s.info.predictionPresent && s.info.predictionUsed >> UInt64(b) & 1 != 0
             for k in bands[b]..<min(bands[b + 1], lines) {
                 let q = state + k * stride
                 let r0 = q[0], r1 = q[1], cor0 = q[2], cor1 = q[3], var0 = q[4], var1 = q[5]

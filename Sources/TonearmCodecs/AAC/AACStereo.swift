@@ -14,23 +14,36 @@ enum AACStereo {
     /// Returns the number of bands (per group) it applied to.
     static func midSide(_ left: AACChannelStream, _ right: AACChannelStream, mask: [Bool], bands: [Int]) -> Int {
         let info = left.info
+        let leftTypes = left.bandTypes, rightTypes = right.bandTypes
+        let l = left.spectrum, r = right.spectrum
         var window = 0, applied = 0
-        for g in 0..<info.groupCount {
-            let length = info.groupLength(g)
-            for b in 0..<info.maxSFB where mask[g * 64 + b] {
-                let lt = left.bandTypes[g * 64 + b], rt = right.bandTypes[g * 64 + b]
-                guard lt < AACBandType.noise, rt < AACBandType.noise else { continue }
-                applied += 1
-                for w in window..<window + length {
-                    let l = left.spectrum + w * 128, r = right.spectrum + w * 128
-                    for k in bands[b]..<bands[b + 1] {
-                        let m = l[k], s = r[k]
-                        l[k] = m + s
-                        r[k] = m - s
+        mask.withUnsafeBufferPointer { mask in
+            for g in 0..<info.groupCount {
+                let length = info.groupLength(g)
+                for b in 0..<info.maxSFB where mask[g * 64 + b] {
+                    guard leftTypes[g * 64 + b] < AACBandType.noise, rightTypes[g * 64 + b] < AACBandType.noise else { continue }
+                    applied += 1
+                    for w in window..<window + length {
+                        var k = w * 128 + bands[b]
+                        let end = w * 128 + bands[b + 1]
+                        // Band edges are multiples of 4: four lines at a time.
+                        while k + 4 <= end {
+                            let m = UnsafeRawPointer(l + k).loadUnaligned(as: SIMD4<Float>.self)
+                            let s = UnsafeRawPointer(r + k).loadUnaligned(as: SIMD4<Float>.self)
+                            UnsafeMutableRawPointer(l + k).storeBytes(of: m + s, as: SIMD4<Float>.self)
+                            UnsafeMutableRawPointer(r + k).storeBytes(of: m - s, as: SIMD4<Float>.self)
+                            k += 4
+                        }
+                        while k < end {
+                            let m = l[k], s = r[k]
+                            l[k] = m + s
+                            r[k] = m - s
+                            k += 1
+                        }
                     }
                 }
+                window += length
             }
-            window += length
         }
         return applied
     }
