@@ -224,24 +224,36 @@ package final class FFT {
             let z1r = y1r * w1r - y1i * w1i, z1i = y1r * w1i + y1i * w1r
             let z2r = y2r * w2r - y2i * w2i, z2i = y2r * w2i + y2i * w2r
             let z3r = y3r * w3r - y3i * w3i, z3i = y3r * w3i + y3i * w3r
-            transposeStore(y0r, z1r, z2r, z3r, yr + 4 &* p)
-            transposeStore(y0i, z1i, z2i, z3i, yi + 4 &* p)
+            transposeStore(y0r, z1r, z2r, z3r, yr + 4 &* p, y0i, z1i, z2i, z3i, yi + 4 &* p)
             p &+= 4
         }
     }
 
-    /// Stores lane j of a, b, c, d at 4j … 4j + 3.
-    @inline(__always)
+    /// Stores lane j of a, b, c, d at `out` + 4j … 4j + 3, and of e, f, g, h at `out2`.
+    ///
+    /// Not inlined on purpose: when the optimiser sees these lane moves next to the
+    /// butterflies it scalarises the butterflies lane by lane (three times the instructions,
+    /// and spills); across a call the arithmetic stays in vectors and this stays shuffles.
+    @inline(never)
     private static func transposeStore(
+        _ a: SIMD4<Float>, _ b: SIMD4<Float>, _ c: SIMD4<Float>, _ d: SIMD4<Float>, _ out: UnsafeMutablePointer<Float>,
+        _ e: SIMD4<Float>, _ f: SIMD4<Float>, _ g: SIMD4<Float>, _ h: SIMD4<Float>, _ out2: UnsafeMutablePointer<Float>
+    ) {
+        transpose(a, b, c, d, out)
+        transpose(e, f, g, h, out2)
+    }
+
+    @inline(__always)
+    private static func transpose(
         _ a: SIMD4<Float>, _ b: SIMD4<Float>, _ c: SIMD4<Float>, _ d: SIMD4<Float>, _ out: UnsafeMutablePointer<Float>
     ) {
-        // Interleave pairs (unpcklps/unpckhps), then halves (movlhps/movhlps).
-        let ab0 = SIMD4(a[0], b[0], a[1], b[1]), ab1 = SIMD4(a[2], b[2], a[3], b[3])
-        let cd0 = SIMD4(c[0], d[0], c[1], d[1]), cd1 = SIMD4(c[2], d[2], c[3], d[3])
-        store(SIMD4(lowHalf: ab0.lowHalf, highHalf: cd0.lowHalf), out)
-        store(SIMD4(lowHalf: ab0.highHalf, highHalf: cd0.highHalf), out + 4)
-        store(SIMD4(lowHalf: ab1.lowHalf, highHalf: cd1.lowHalf), out + 8)
-        store(SIMD4(lowHalf: ab1.highHalf, highHalf: cd1.highHalf), out + 12)
+        // Two rounds of even/odd lane selection, whole-vector shuffles.
+        let ab = SIMD8(lowHalf: a, highHalf: b), cd = SIMD8(lowHalf: c, highHalf: d)
+        let e = ab.evenHalf, f = ab.oddHalf, g = cd.evenHalf, h = cd.oddHalf
+        store(SIMD8(lowHalf: e, highHalf: g).evenHalf, out)
+        store(SIMD8(lowHalf: f, highHalf: h).evenHalf, out + 4)
+        store(SIMD8(lowHalf: e, highHalf: g).oddHalf, out + 8)
+        store(SIMD8(lowHalf: f, highHalf: h).oddHalf, out + 12)
     }
 
     /// A radix-4 pass, one value at a time: the small sizes' first pass.
