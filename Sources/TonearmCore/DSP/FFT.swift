@@ -10,7 +10,8 @@ import Darwin
 /// place: ``forward(_:_:)`` is X[k] = Σ x[n]·e^(−2πink/N), ``inverse(_:_:)`` the same with
 /// e^(+2πink/N).
 ///
-/// Radix-4 passes (and one radix-2 pass when log₂ N is odd) in Stockham's self-sorting form:
+/// Radix-4 passes (and a last radix-8 pass when log₂ N is odd, radix 2 for N = 2 and 8) in
+/// Stockham's self-sorting form:
 /// each pass reads one buffer and writes the other in natural order, so there is no
 /// bit-reversal step. The last pass combines rows that it writes back to the same places, so
 /// it runs in place where that saves a copy. Every pass but the first works on four columns
@@ -28,14 +29,24 @@ package final class FFT {
     private let twiddles: UnsafeMutablePointer<Float>
     private let workRe: UnsafeMutablePointer<Float>, workIm: UnsafeMutablePointer<Float>
     private let radix4Passes: Int
-    private let radix2Pass: Bool
+    /// The radix of the pass after the radix-4 ones: 8 or 2, or 1 for none.
+    private let tailRadix: Int
 
     package init(size: Int) {
         precondition(size >= 2 && size <= 1 << 20 && size & (size - 1) == 0, "FFT size must be a power of two")
         self.size = size
         let log2 = size.trailingZeroBitCount
-        radix4Passes = log2 / 2
-        radix2Pass = log2 & 1 == 1
+        if log2 & 1 == 0 {
+            radix4Passes = log2 / 2
+            tailRadix = 1
+        } else if log2 >= 5 {
+            // The radix-8 pass works on four or more columns.
+            radix4Passes = (log2 - 3) / 2
+            tailRadix = 8
+        } else {
+            radix4Passes = log2 / 2
+            tailRadix = 2
+        }
         var count = 0
         var length = size
         for _ in 0..<radix4Passes {
@@ -84,7 +95,7 @@ package final class FFT {
     private func run(_ re: UnsafeMutablePointer<Float>, _ im: UnsafeMutablePointer<Float>) {
         let n = size, wr = workRe, wi = workIm
         var tw = twiddles
-        let passes = radix4Passes &+ (radix2Pass ? 1 : 0)
+        let passes = radix4Passes &+ (tailRadix > 1 ? 1 : 0)
         // All passes but the last go back and forth between the data and the work buffer,
         // starting with a write into the work buffer; the last one ends in the data.
         var xr = re, xi = im, yr = wr, yi = wi
@@ -108,6 +119,8 @@ package final class FFT {
                 tw += 6 &* m
                 length = m
                 stride &<<= 2
+            } else if tailRadix == 8 {
+                Self.radix8Last(xr, xi, yr, yi, stride)
             } else {
                 Self.radix2Last(xr, xi, yr, yi, stride)
             }
@@ -289,6 +302,61 @@ package final class FFT {
                 yr[o &+ 3 &* s] = y3r * w3r - y3i * w3i
                 yi[o &+ 3 &* s] = y3r * w3i + y3i * w3r
             }
+        }
+    }
+
+    /// The radix-8 pass of odd log₂ N ≥ 5, always the last (L = 8, no twiddles between
+    /// passes), over `s` ≥ 4 columns: it may run in place. Two 4-point DFTs of the even and
+    /// odd rows, joined through e^(−2πik/8).
+    private static func radix8Last(
+        _ xr: UnsafeMutablePointer<Float>, _ xi: UnsafeMutablePointer<Float>,
+        _ yr: UnsafeMutablePointer<Float>, _ yi: UnsafeMutablePointer<Float>, _ s: Int
+    ) {
+        let h = SIMD4<Float>(repeating: Float(0.5.squareRoot()))
+        var q = 0
+        while q < s {
+            // Rows 0, 2, 4, 6.
+            let a0r = load(xr + q), a0i = load(xi + q)
+            let a2r = load(xr + (q &+ 2 &* s)), a2i = load(xi + (q &+ 2 &* s))
+            let a4r = load(xr + (q &+ 4 &* s)), a4i = load(xi + (q &+ 4 &* s))
+            let a6r = load(xr + (q &+ 6 &* s)), a6i = load(xi + (q &+ 6 &* s))
+            let e0r = a0r + a4r, e0i = a0i + a4i, e1r = a0r - a4r, e1i = a0i - a4i
+            let e2r = a2r + a6r, e2i = a2i + a6i, e3r = a2r - a6r, e3i = a2i - a6i
+            let E0r = e0r + e2r, E0i = e0i + e2i
+            let E1r = e1r + e3i, E1i = e1i - e3r
+            let E2r = e0r - e2r, E2i = e0i - e2i
+            let E3r = e1r - e3i, E3i = e1i + e3r
+            // Rows 1, 3, 5, 7.
+            let a1r = load(xr + (q &+ s)), a1i = load(xi + (q &+ s))
+            let a3r = load(xr + (q &+ 3 &* s)), a3i = load(xi + (q &+ 3 &* s))
+            let a5r = load(xr + (q &+ 5 &* s)), a5i = load(xi + (q &+ 5 &* s))
+            let a7r = load(xr + (q &+ 7 &* s)), a7i = load(xi + (q &+ 7 &* s))
+            let o0r = a1r + a5r, o0i = a1i + a5i, o1r = a1r - a5r, o1i = a1i - a5i
+            let o2r = a3r + a7r, o2i = a3i + a7i, o3r = a3r - a7r, o3i = a3i - a7i
+            let O0r = o0r + o2r, O0i = o0i + o2i
+            let O1r = o1r + o3i, O1i = o1i - o3r
+            let O2r = o0r - o2r, O2i = o0i - o2i
+            let O3r = o1r - o3i, O3i = o1i + o3r
+            // O1·(1 − i)/√2, O2·(−i), O3·(−1 − i)/√2.
+            let P1r = (O1r + O1i) * h, P1i = (O1i - O1r) * h
+            let P3r = (O3i - O3r) * h, P3i = (O3r + O3i) * -h
+            store(E0r + O0r, yr + q)
+            store(E0i + O0i, yi + q)
+            store(E1r + P1r, yr + (q &+ s))
+            store(E1i + P1i, yi + (q &+ s))
+            store(E2r + O2i, yr + (q &+ 2 &* s))
+            store(E2i - O2r, yi + (q &+ 2 &* s))
+            store(E3r + P3r, yr + (q &+ 3 &* s))
+            store(E3i + P3i, yi + (q &+ 3 &* s))
+            store(E0r - O0r, yr + (q &+ 4 &* s))
+            store(E0i - O0i, yi + (q &+ 4 &* s))
+            store(E1r - P1r, yr + (q &+ 5 &* s))
+            store(E1i - P1i, yi + (q &+ 5 &* s))
+            store(E2r - O2i, yr + (q &+ 6 &* s))
+            store(E2i + O2r, yi + (q &+ 6 &* s))
+            store(E3r - P3r, yr + (q &+ 7 &* s))
+            store(E3i - P3i, yi + (q &+ 7 &* s))
+            q &+= 4
         }
     }
 
