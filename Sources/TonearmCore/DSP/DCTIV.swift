@@ -120,7 +120,7 @@ package final class DCTIV {
         let n = size, h = n >> 1
         let cr = postRe, ci = postIm, re = self.re, im = self.im
         fft.forward(re, im)
-        if h < 4 {
+        if h < 8 {
             for k in 0..<h {
                 let tr = re[k] * cr[k] + im[k] * ci[k]
                 let ti = im[k] * cr[k] - re[k] * ci[k]
@@ -129,20 +129,26 @@ package final class DCTIV {
             }
             return
         }
-        // Rotate in place, then interleave: out[2j] = tr[j], out[2j + 1] = −ti[h − 1 − j].
-        var k = 0
-        while k < h {
-            let zr = Self.load(re + k), zi = Self.load(im + k), c = Self.load(cr + k), s = Self.load(ci + k)
-            Self.store(zr * c + zi * s, re + k)
-            Self.store(s * zr - zi * c, im + k)
-            k &+= 4
-        }
+        // out[2j] = tr[j], out[2j + 1] = −ti[h − 1 − j]: rotate a block of four at j and its
+        // mirror at h − 4 − j together, each one's imaginary parts interleaved backwards with
+        // the other's real parts.
         var j = 0
-        while j < h {
-            let t = Self.load(re + j), u = Self.reversed(Self.load(im + (h &- 4 &- j)))
-            let v = SIMD8(t[0], u[0], t[1], u[1], t[2], u[2], t[3], u[3])
-            UnsafeMutableRawPointer(out + 2 &* j).storeBytes(of: v, as: SIMD8<Float>.self)
+        while j < h >> 1 {
+            let k = h &- 4 &- j
+            let ar = Self.load(re + j), ai = Self.load(im + j), ac = Self.load(cr + j), asn = Self.load(ci + j)
+            let br = Self.load(re + k), bi = Self.load(im + k), bc = Self.load(cr + k), bs = Self.load(ci + k)
+            let atr = ar * ac + ai * asn, ati = asn * ar - ai * ac
+            let btr = br * bc + bi * bs, bti = bs * br - bi * bc
+            Self.interleave(atr, Self.reversed(bti), out + 2 &* j)
+            Self.interleave(btr, Self.reversed(ati), out + 2 &* k)
             j &+= 4
         }
+    }
+
+    /// Stores a[0], b[0], a[1], b[1], … at `out`.
+    @inline(__always)
+    private static func interleave(_ a: SIMD4<Float>, _ b: SIMD4<Float>, _ out: UnsafeMutablePointer<Float>) {
+        let v = SIMD8(a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3])
+        UnsafeMutableRawPointer(out).storeBytes(of: v, as: SIMD8<Float>.self)
     }
 }
