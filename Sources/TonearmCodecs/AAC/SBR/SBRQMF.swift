@@ -12,7 +12,7 @@ import TonearmCore
 ///
 /// Each bank has the standard's direct matrixing (``analyzeDirect``, ``synthesizeDirect``, the
 /// reference the tests hold the fast paths to) and a fast one (``analyze``, ``synthesize``):
-/// a 64-point complex FFT for the analysis, two 64-point DCT-IVs (each a 32-point complex
+/// a 32-point complex FFT for the analysis, two 64-point DCT-IVs (each a 32-point complex
 /// FFT) for the synthesis, both TonearmCore's.
 final class SBRAnalysisFilterbank {
     /// x, the 320 newest input samples, newest first, in a longer buffer that it slides down
@@ -33,9 +33,10 @@ final class SBRAnalysisFilterbank {
     /// c[2n]·32768, n < 320: the analysis bank uses every other coefficient of the prototype,
     /// and the input's scale to 16-bit PCM goes with it.
     private let window: UnsafeMutablePointer<Float>
-    private let fft = FFT(size: 64)
+    private let fft = FFT(size: 32)
     private let re: UnsafeMutablePointer<Float>, im: UnsafeMutablePointer<Float>
-    /// e^{iπn/64}, n < 64, and 2·e^{−iπ(k + ½)/128}, k < 32, real and imaginary parts apart.
+    /// Real and imaginary parts apart: e^{iπm/32}, m < 32; e^{−iπ(2k + 1)/256} and
+    /// e^{3iπ(2k + 1)/256}, k < 32 (see ``analyze``).
     private let twiddles: UnsafeMutablePointer<Float>
 
     init() {
@@ -46,19 +47,21 @@ final class SBRAnalysisFilterbank {
         offset = Self.historyLength - 320
         window = .allocate(capacity: 320)
         for n in 0..<320 { window[n] = SBRTables.qmfWindow[2 * n] * 32768 }
-        re = .allocate(capacity: 64)
-        re.initialize(repeating: 0, count: 64)
-        im = .allocate(capacity: 64)
-        im.initialize(repeating: 0, count: 64)
+        re = .allocate(capacity: 32)
+        re.initialize(repeating: 0, count: 32)
+        im = .allocate(capacity: 32)
+        im.initialize(repeating: 0, count: 32)
         twiddles = .allocate(capacity: 192)
-        for n in 0..<64 {
-            twiddles[n] = Float(cos(Double.pi * Double(n) / 64))
-            twiddles[64 + n] = Float(sin(Double.pi * Double(n) / 64))
+        for m in 0..<32 {
+            twiddles[m] = Float(cos(Double.pi * Double(m) / 32))
+            twiddles[32 + m] = Float(sin(Double.pi * Double(m) / 32))
         }
         for k in 0..<32 {
-            let a = -Double.pi * (Double(k) + 0.5) / 128
-            twiddles[128 + k] = Float(2 * cos(a))
-            twiddles[160 + k] = Float(2 * sin(a))
+            let p = -Double.pi * Double(2 * k + 1) / 256, q = 3 * Double.pi * Double(2 * k + 1) / 256
+            twiddles[64 + k] = Float(cos(p))
+            twiddles[96 + k] = Float(sin(p))
+            twiddles[128 + k] = Float(cos(q))
+            twiddles[160 + k] = Float(sin(q))
         }
     }
 
@@ -125,26 +128,39 @@ final class SBRAnalysisFilterbank {
         }
     }
 
-    /// One time slot, the same values as ``analyzeDirect`` through a 64-point complex FFT:
-    /// π(k + ½)(2n − ½)/64 = 2πkn/64 + πn/64 − π(k + ½)/128, so
-    /// W(k) = 2·e^{−iπ(k+½)/128} · Σn [u(n)·e^{iπn/64}]·e^{2πikn/64}.
+    /// One time slot, the same values as ``analyzeDirect`` through a 32-point complex FFT.
+    ///
+    /// π(k + ½)(2n − ½)/64 = 2π(k + ½)n/64 − π(2k + 1)/256, so W(k) = 2·e^{−iπ(2k+1)/256}·Y(k)
+    /// with Y the odd-frequency DFT of the 64 real u(n), Y(k) = Σn u(n)·e^{2πi(k+½)n/64}.
+    /// Split by the parity of n, Y(k) = A(k) + e^{iπ(2k+1)/64}·B(k), where A and B are the
+    /// 32-point odd-frequency DFTs of u(2m) and u(2m + 1): both real, so A(31 − k) = conj A(k)
+    /// and likewise B, and one complex FFT of (u(2m) + i·u(2m + 1))·e^{iπm/32} gives
+    /// X(k) = A(k) + i·B(k), from which 2A(k) = X(k) + conj X(31 − k) and
+    /// 2B(k) = −i·(X(k) − conj X(31 − k)).
     func analyze(_ input: UnsafePointer<Float>, real: UnsafeMutablePointer<Float>, imag: UnsafeMutablePointer<Float>) {
         window(input)
         let re = self.re, im = self.im, u = self.u, t = twiddles
-        var n = 0
-        while n < 64 {
-            let un = SBRVector.load(u + n)
-            SBRVector.store(un * SBRVector.load(t + n), re + n)
-            SBRVector.store(un * SBRVector.load(t + (64 &+ n)), im + n)
-            n &+= 4
+        var m = 0
+        while m < 32 {
+            let pair = UnsafeRawPointer(u + 2 &* m).loadUnaligned(as: SIMD8<Float>.self)
+            let even = pair.evenHalf, odd = pair.oddHalf
+            let c = SBRVector.load(t + m), s = SBRVector.load(t + (32 &+ m))
+            SBRVector.store(even * c - odd * s, re + m)
+            SBRVector.store(even * s + odd * c, im + m)
+            m &+= 4
         }
         fft.inverse(re, im)
         var k = 0
         while k < 32 {
-            let zr = SBRVector.load(re + k), zi = SBRVector.load(im + k)
-            let c = SBRVector.load(t + (128 &+ k)), s = SBRVector.load(t + (160 &+ k))
-            SBRVector.store(zr * c - zi * s, real + k)
-            SBRVector.store(zr * s + zi * c, imag + k)
+            let xr = SBRVector.load(re + k), xi = SBRVector.load(im + k)
+            let yr0 = SBRVector.load(re + (28 &- k)), yi0 = SBRVector.load(im + (28 &- k))
+            let yr = SIMD4(yr0[3], yr0[2], yr0[1], yr0[0]), yi = SIMD4(yi0[3], yi0[2], yi0[1], yi0[0])
+            // 2A and 2B; the halves cancel the 2 of W.
+            let ar = xr + yr, ai = xi - yi, br = xi + yi, bi = yr - xr
+            let pr = SBRVector.load(t + (64 &+ k)), pi = SBRVector.load(t + (96 &+ k))
+            let qr = SBRVector.load(t + (128 &+ k)), qi = SBRVector.load(t + (160 &+ k))
+            SBRVector.store(pr * ar - pi * ai + qr * br - qi * bi, real + k)
+            SBRVector.store(pr * ai + pi * ar + qr * bi + qi * br, imag + k)
             k &+= 4
         }
     }
