@@ -11,9 +11,8 @@ import Darwin
 /// e^(+2πink/N).
 ///
 /// Radix-4 passes (and a last radix-8 pass when log₂ N is odd, radix 2 for N = 2 and 8) in
-/// Stockham's self-sorting form:
-/// each pass reads one buffer and writes the other in natural order, so there is no
-/// bit-reversal step. The last pass combines rows that it writes back to the same places, so
+/// Stockham's self-sorting form: each pass reads one buffer and writes the other in natural
+/// order, so there is no bit-reversal step. The last pass combines rows that it writes back to the same places, so
 /// it runs in place where that saves a copy. Every pass but the first works on four columns
 /// at once; the first (one column) works on four rows at once and transposes its output.
 ///
