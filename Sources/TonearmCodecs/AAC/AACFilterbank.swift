@@ -5,162 +5,44 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-/// A complex FFT of one power-of-two size, X[k] = Σ x[n]·e^(−2πink/size), on split real
-/// and imaginary arrays: radix 2 in Stockham's self-sorting form (each pass reads one
-/// buffer and writes the other, in natural order, so there is no bit-reversal pass), with
-/// each pass's twiddles contiguous.
-final class AACFFT {
-    let size: Int
-    /// Per pass of length L = size, size/2, …, 2: cos and −sin of 2πp/L for p < L/2,
-    /// one pass after the other.
-    private let twiddleRe: UnsafeMutablePointer<Float>, twiddleIm: UnsafeMutablePointer<Float>
-    private let workRe: UnsafeMutablePointer<Float>, workIm: UnsafeMutablePointer<Float>
-
-    init(size: Int) {
-        precondition(size >= 2 && size & (size - 1) == 0)
-        self.size = size
-        twiddleRe = .allocate(capacity: size)
-        twiddleIm = .allocate(capacity: size)
-        var at = 0
-        var length = size
-        while length > 1 {
-            for p in 0..<length / 2 {
-                let angle = 2 * Double.pi * Double(p) / Double(length)
-                twiddleRe[at + p] = Float(cos(angle))
-                twiddleIm[at + p] = Float(-sin(angle))
-            }
-            at += length / 2
-            length /= 2
-        }
-        workRe = .allocate(capacity: size)
-        workIm = .allocate(capacity: size)
-    }
-
-    deinit {
-        twiddleRe.deallocate()
-        twiddleIm.deallocate()
-        workRe.deallocate()
-        workIm.deallocate()
-    }
-
-    @inline(__always)
-    private static func load(_ p: UnsafeMutablePointer<Float>) -> SIMD4<Float> {
-        UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
-    }
-
-    @inline(__always)
-    private static func store(_ v: SIMD4<Float>, _ p: UnsafeMutablePointer<Float>) {
-        UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<Float>.self)
-    }
-
-    /// Transforms `re`, `im` in place.
-    func forward(_ re: UnsafeMutablePointer<Float>, _ im: UnsafeMutablePointer<Float>) {
-        var xr = re, xi = im, yr = workRe, yi = workIm
-        var length = size, stride = 1, at = 0
-        while length > 1 {
-            let half = length / 2
-            let wr = twiddleRe + at, wi = twiddleIm + at
-            // x holds `length` rows of `stride` columns: row p pairs with row p + half, and
-            // they become rows 2p and 2p + 1.
-            if stride >= 4 {
-                // Columns four at a time.
-                for p in 0..<half {
-                    let cr = SIMD4<Float>(repeating: wr[p]), ci = SIMD4<Float>(repeating: wi[p])
-                    let a = p &* stride, b = (p &+ half) &* stride
-                    let c = 2 &* p &* stride, d = c &+ stride
-                    var q = 0
-                    while q < stride {
-                        let ar = Self.load(xr + (a &+ q)), ai = Self.load(xi + (a &+ q))
-                        let br = Self.load(xr + (b &+ q)), bi = Self.load(xi + (b &+ q))
-                        Self.store(ar + br, yr + (c &+ q))
-                        Self.store(ai + bi, yi + (c &+ q))
-                        let dr = ar - br, di = ai - bi
-                        Self.store(dr * cr - di * ci, yr + (d &+ q))
-                        Self.store(dr * ci + di * cr, yi + (d &+ q))
-                        q &+= 4
-                    }
-                }
-            } else {
-                for p in 0..<half {
-                    let cr = wr[p], ci = wi[p]
-                    let a = p &* stride, b = (p &+ half) &* stride
-                    let c = 2 &* p &* stride, d = c &+ stride
-                    for q in 0..<stride {
-                        let ar = xr[a &+ q], ai = xi[a &+ q], br = xr[b &+ q], bi = xi[b &+ q]
-                        yr[c &+ q] = ar + br
-                        yi[c &+ q] = ai + bi
-                        let dr = ar - br, di = ai - bi
-                        yr[d &+ q] = dr * cr - di * ci
-                        yi[d &+ q] = dr * ci + di * cr
-                    }
-                }
-            }
-            swap(&xr, &yr)
-            swap(&xi, &yi)
-            at &+= half
-            length = half
-            stride &*= 2
-        }
-        if xr != re {
-            re.update(from: xr, count: size)
-            im.update(from: xi, count: size)
-        }
-    }
-}
+import TonearmCore
 
 /// The inverse MDCT of one size (ISO/IEC 14496-3):
 /// x[n] = scale · Σ_k X[k]·cos(2π/N·(n + n₀)(k + ½)), n₀ = (N/2 + 1)/2, for N = 2048 or 256,
-/// from N/2 coefficients. It is a DCT-IV of N/2 points, computed with an N/4-point complex
-/// FFT between a pre- and a post-rotation, then unfolded into N samples by the MDCT's
-/// symmetries.
+/// from N/2 coefficients. It is a DCT-IV of N/2 points (TonearmCore's, on its FFT), unfolded
+/// into N samples by the MDCT's symmetries.
 final class AACIMDCT {
     let length: Int
-    private let fft: AACFFT
-    /// The rotations before and after the FFT: cos and sin of π(4k + 1)/(4M) (scaled), of πk/M.
-    private let preRe: UnsafeMutablePointer<Float>, preIm: UnsafeMutablePointer<Float>
-    private let postRe: UnsafeMutablePointer<Float>, postIm: UnsafeMutablePointer<Float>
-    private let re: UnsafeMutablePointer<Float>, im: UnsafeMutablePointer<Float>
-    private let dct: UnsafeMutablePointer<Float>
+    private let dctIV: DCTIV
+    /// The DCT-IV's output, N/2 values.
+    let dct: UnsafeMutablePointer<Float>
 
     init(length n: Int, scale: Double) {
         length = n
-        let m = n / 2, h = n / 4
-        fft = AACFFT(size: h)
-        preRe = .allocate(capacity: h)
-        preIm = .allocate(capacity: h)
-        postRe = .allocate(capacity: h)
-        postIm = .allocate(capacity: h)
-        for k in 0..<h {
-            let pre = Double.pi * Double(4 * k + 1) / Double(4 * m), post = Double.pi * Double(k) / Double(m)
-            preRe[k] = Float(cos(pre) * scale)
-            preIm[k] = Float(sin(pre) * scale)
-            postRe[k] = Float(cos(post))
-            postIm[k] = Float(sin(post))
-        }
-        re = .allocate(capacity: h)
-        im = .allocate(capacity: h)
-        dct = .allocate(capacity: m)
+        dctIV = DCTIV(size: n / 2, scale: scale)
+        dct = .allocate(capacity: n / 2)
+        dct.initialize(repeating: 0, count: n / 2)
     }
 
     deinit {
-        re.deallocate()
-        im.deallocate()
         dct.deallocate()
-        preRe.deallocate()
-        preIm.deallocate()
-        postRe.deallocate()
-        postIm.deallocate()
+    }
+
+    /// u[n] = scale · Σ_k X[k]·cos(π/M·(n + ½)(k + ½)), M = length / 2, into ``dct``: the
+    /// IMDCT before its unfolding.
+    @inline(__always)
+    func transformFolded(_ x: UnsafePointer<Float>) {
+        dctIV.transform(x, into: dct)
     }
 
     /// `length / 2` coefficients in, `length` samples out.
     func transform(_ x: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>) {
-        dctIV(x)
+        dctIV.transform(x, into: dct)
         // Unfold the DCT-IV u into the N samples of the IMDCT.
-        let n = length, q = n / 4
-        for i in 0..<q { y[i] = dct[q &+ i] }
-        for i in q..<3 &* q { y[i] = -dct[3 &* q &- 1 &- i] }
-        for i in 3 &* q..<n { y[i] = -dct[i &- 3 &* q] }
+        let n = length, q = n / 4, u = dct
+        for i in 0..<q { y[i] = u[q &+ i] }
+        for i in q..<3 &* q { y[i] = -u[3 &* q &- 1 &- i] }
+        for i in 3 &* q..<n { y[i] = -u[i &- 3 &* q] }
     }
 
     /// The forward MDCT, X[k] = scale · Σ_n x[n]·cos(2π/N·(n + n₀)(k + ½)): `length` samples
@@ -169,27 +51,7 @@ final class AACIMDCT {
         let n = length, m = n / 2, q = n / 4
         for i in 0..<m / 2 { out[i] = -x[3 &* q &- 1 &- i] - x[3 &* q &+ i] }
         for i in m / 2..<m { out[i] = x[i &- q] - x[3 &* q &- 1 &- i] }
-        dctIV(out)
-        out.update(from: dct, count: m)
-    }
-
-    /// u[n] = scale · Σ_k X[k]·cos(π/M·(n + ½)(k + ½)), M = length / 2, into `dct`.
-    private func dctIV(_ x: UnsafePointer<Float>) {
-        let n = length, m = n / 2, h = n / 4
-        let pr = preRe, pi = preIm, cr = postRe, ci = postIm, re = self.re, im = self.im, dct = self.dct
-        for k in 0..<h {
-            // (a + ib)·e^(−iθ)
-            let a = x[2 &* k], b = x[m &- 1 &- 2 &* k]
-            re[k] = a * pr[k] + b * pi[k]
-            im[k] = b * pr[k] - a * pi[k]
-        }
-        fft.forward(re, im)
-        for k in 0..<h {
-            let tr = re[k] * cr[k] + im[k] * ci[k]
-            let ti = im[k] * cr[k] - re[k] * ci[k]
-            dct[2 &* k] = tr
-            dct[m &- 1 &- 2 &* k] = -ti
-        }
+        dctIV.transform(out, into: out)
     }
 }
 
@@ -233,6 +95,34 @@ enum AACWindows {
     static func short(_ shape: Int) -> [Float] { shape == 1 ? kbdShort : sineShort }
 }
 
+/// A long-window frame's two halves as whole 1024-sample windows, so one loop applies each:
+/// per shape (0 sine, 1 KBD), the rising half of a long window or of LONG_STOP (zeros, the
+/// short slope, ones), the falling half of a long window or of LONG_START (ones, the short
+/// slope, zeros).
+enum AACLongWindows {
+    static let storage: [Float] = {
+        var all = [Float]()
+        all.reserveCapacity(8 * 1024)
+        for shape in 0..<2 {
+            let long = AACWindows.long(shape), short = AACWindows.short(shape)
+            all += long
+            all += [Float](repeating: 0, count: 448) + short + [Float](repeating: 1, count: 448)
+            all += long.reversed()
+            all += [Float](repeating: 1, count: 448) + short.reversed() + [Float](repeating: 0, count: 448)
+        }
+        return all
+    }()
+
+    /// Offsets into ``storage``.
+    static func left(_ sequence: AACWindowSequence, shape: Int) -> Int {
+        shape &* 4096 &+ (sequence == .longStop ? 1024 : 0)
+    }
+
+    static func right(_ sequence: AACWindowSequence, shape: Int) -> Int {
+        shape &* 4096 &+ (sequence == .longStart ? 3072 : 2048)
+    }
+}
+
 /// The synthesis filter bank: IMDCT, windowing by window sequence and shape, and
 /// overlap-add with the previous frame's second half.
 final class AACFilterbank {
@@ -244,22 +134,35 @@ final class AACFilterbank {
     /// AAC LTP's predicted signal (2048 samples) and spectrum (1024).
     let ltpTime: UnsafeMutablePointer<Float> = .allocate(capacity: 2048)
     let ltpSpectrum: UnsafeMutablePointer<Float> = .allocate(capacity: 1024)
-    /// One frame's windowed IMDCT output, 2048 samples.
+    /// An EIGHT_SHORT_SEQUENCE frame's windowed and overlapped IMDCT output, 2048 samples.
     private let buffer: UnsafeMutablePointer<Float>
-    private let shortBuffer: UnsafeMutablePointer<Float>
 
     init() {
         buffer = .allocate(capacity: 2048)
         buffer.initialize(repeating: 0, count: 2048)
-        shortBuffer = .allocate(capacity: 256)
-        shortBuffer.initialize(repeating: 0, count: 256)
     }
 
     deinit {
         buffer.deallocate()
-        shortBuffer.deallocate()
         ltpTime.deallocate()
         ltpSpectrum.deallocate()
+    }
+
+    @inline(__always)
+    private static func load(_ p: UnsafePointer<Float>) -> SIMD4<Float> {
+        UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
+    }
+
+    /// Four values read backwards from `p + 3` down to `p`.
+    @inline(__always)
+    private static func loadReversed(_ p: UnsafePointer<Float>) -> SIMD4<Float> {
+        let v = load(p)
+        return SIMD4(v[3], v[2], v[1], v[0])
+    }
+
+    @inline(__always)
+    private static func store(_ v: SIMD4<Float>, _ p: UnsafeMutablePointer<Float>) {
+        UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<Float>.self)
     }
 
     /// Windows 2048 samples as a long-window frame of `sequence` would be (the left half
@@ -267,63 +170,88 @@ final class AACFilterbank {
     func analyse(_ x: UnsafeMutablePointer<Float>, sequence: AACWindowSequence, shape: Int, previousShape: Int,
                  into out: UnsafeMutablePointer<Float>)
     {
-        window(x, sequence: sequence, shape: shape, previous: previousShape)
+        AACLongWindows.storage.withUnsafeBufferPointer { w in
+            let l = w.baseAddress! + AACLongWindows.left(sequence, shape: previousShape)
+            let r = w.baseAddress! + AACLongWindows.right(sequence, shape: shape)
+            for n in 0..<1024 {
+                x[n] *= l[n]
+                x[1024 &+ n] *= r[n]
+            }
+        }
         ltpMDCT.forward(x, into: out)
-    }
-
-    /// The windows of a long-window frame, in place over its 2048 samples.
-    private func window(_ b: UnsafeMutablePointer<Float>, sequence: AACWindowSequence, shape: Int, previous: Int) {
-        if sequence == .longStop {
-            b.update(repeating: 0, count: 448)
-            AACWindows.short(previous).withUnsafeBufferPointer { l in
-                for n in 0..<128 { b[448 + n] *= l[n] }
-            }
-        } else {
-            AACWindows.long(previous).withUnsafeBufferPointer { l in
-                for n in 0..<1024 { b[n] *= l[n] }
-            }
-        }
-        if sequence == .longStart {
-            AACWindows.short(shape).withUnsafeBufferPointer { r in
-                for n in 0..<128 { b[1472 + n] *= r[127 - n] }
-            }
-            (b + 1600).update(repeating: 0, count: 448)
-        } else {
-            AACWindows.long(shape).withUnsafeBufferPointer { r in
-                for n in 0..<1024 { b[1024 + n] *= r[1023 - n] }
-            }
-        }
     }
 
     /// One channel's frame: 1024 samples into `out`.
     func synthesize(_ s: AACChannelStream, state: AACChannelState, into out: UnsafeMutablePointer<Float>) {
         let info = s.info
         let shape = info.windowShape, previous = state.previousShape
-        let b = buffer
+        let overlap = state.overlap
         switch info.windowSequence {
         case .eightShort:
-            b.update(repeating: 0, count: 2048)
-            let rightSlope = AACWindows.short(shape)
-            for w in 0..<8 {
-                short.transform(s.spectrum + w * 128, into: shortBuffer)
-                let leftSlope = w == 0 ? AACWindows.short(previous) : rightSlope
-                let o = b + 448 + w * 128
-                leftSlope.withUnsafeBufferPointer { l in
-                    rightSlope.withUnsafeBufferPointer { r in
-                        for n in 0..<128 {
-                            o[n] += shortBuffer[n] * l[n]
-                            o[128 + n] += shortBuffer[128 + n] * r[127 - n]
-                        }
-                    }
+            synthesizeShort(s.spectrum, shape: shape, previous: previous, overlap: overlap, into: out)
+        case .onlyLong, .longStart, .longStop:
+            long.transformFolded(s.spectrum)
+            AACLongWindows.storage.withUnsafeBufferPointer { w in
+                let l = w.baseAddress! + AACLongWindows.left(info.windowSequence, shape: previous)
+                let r = w.baseAddress! + AACLongWindows.right(info.windowSequence, shape: shape)
+                Self.unfoldLong(long.dct, left: l, right: r, overlap: overlap, into: out)
+            }
+        }
+        state.previousShape = shape
+    }
+
+    /// The long IMDCT's unfolding, windowing and overlap-add in one pass over the DCT-IV u:
+    /// the frame y is u[512 + n], −u[1535 − n], −u[511 − n], −u[n − 512] by quarters; its
+    /// first half windowed joins the overlap into `out`, its second half windowed is the next
+    /// overlap.
+    private static func unfoldLong(_ u: UnsafeMutablePointer<Float>, left l: UnsafePointer<Float>,
+                                   right r: UnsafePointer<Float>, overlap ov: UnsafeMutablePointer<Float>,
+                                   into out: UnsafeMutablePointer<Float>)
+    {
+        var n = 0
+        while n < 512 {
+            store(load(ov + n) + load(u + (512 &+ n)) * load(l + n), out + n)
+            n &+= 4
+        }
+        while n < 1024 {
+            store(load(ov + n) - loadReversed(u + (1532 &- n)) * load(l + n), out + n)
+            n &+= 4
+        }
+        n = 0
+        while n < 512 {
+            store(-(loadReversed(u + (508 &- n)) * load(r + n)), ov + n)
+            n &+= 4
+        }
+        while n < 1024 {
+            store(-(load(u + (n &- 512)) * load(r + n)), ov + n)
+            n &+= 4
+        }
+    }
+
+    /// EIGHT_SHORT_SEQUENCE: eight 256-sample IMDCTs, windowed and overlapped at 448 + 128w.
+    private func synthesizeShort(_ spectrum: UnsafeMutablePointer<Float>, shape: Int, previous: Int,
+                                 overlap: UnsafeMutablePointer<Float>, into out: UnsafeMutablePointer<Float>)
+    {
+        let b = buffer, u = short.dct
+        b.update(repeating: 0, count: 2048)
+        let rightSlope = AACWindows.short(shape), previousSlope = AACWindows.short(previous)
+        rightSlope.withUnsafeBufferPointer { rp in
+            previousSlope.withUnsafeBufferPointer { pp in
+                let r = rp.baseAddress!
+                for w in 0..<8 {
+                    short.transformFolded(spectrum + w &* 128)
+                    let l = w == 0 ? pp.baseAddress! : r
+                    let o = b + (448 &+ w &* 128)
+                    // y = u[64 + n], −u[191 − n], −u[63 − n], −u[n − 64] by quarters of 64.
+                    for n in 0..<64 { o[n] += u[64 &+ n] * l[n] }
+                    for n in 64..<128 { o[n] -= u[191 &- n] * l[n] }
+                    for n in 0..<64 { o[128 &+ n] -= u[63 &- n] * r[127 &- n] }
+                    for n in 64..<128 { o[128 &+ n] -= u[n &- 64] * r[127 &- n] }
                 }
             }
-        case .onlyLong, .longStart, .longStop:
-            long.transform(s.spectrum, into: b)
-            window(b, sequence: info.windowSequence, shape: shape, previous: previous)
         }
-        for n in 0..<1024 { out[n] = state.overlap[n] + b[n] }
-        state.overlap.update(from: b + 1024, count: 1024)
-        state.previousShape = shape
+        for n in 0..<1024 { out[n] = overlap[n] + b[n] }
+        overlap.update(from: b + 1024, count: 1024)
     }
 
     /// A silent frame: the last frame's tail, then nothing to overlap.

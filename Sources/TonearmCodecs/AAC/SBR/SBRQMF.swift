@@ -1,4 +1,5 @@
 import Foundation
+import TonearmCore
 
 /// The complex QMF banks of SBR (ISO/IEC 14496-3 §4.6.18.4): a 32-band analysis of the core
 /// output and a 64-band synthesis at twice its rate, both built on the 640-tap prototype
@@ -11,8 +12,8 @@ import Foundation
 ///
 /// Each bank has the standard's direct matrixing (``analyzeDirect``, ``synthesizeDirect``, the
 /// reference the tests hold the fast paths to) and a fast one (``analyze``, ``synthesize``):
-/// a 64-point complex FFT for the analysis, two 64-point DCT-IVs (each a 32-point complex
-/// FFT) for the synthesis.
+/// a 32-point complex FFT for the analysis, two 64-point DCT-IVs (each a 32-point complex
+/// FFT) for the synthesis, both TonearmCore's.
 final class SBRAnalysisFilterbank {
     /// x, the 320 newest input samples, newest first, in a longer buffer that it slides down
     /// through, so the shift by 32 per slot is a pointer move, with one copy every 64 slots.
@@ -29,17 +30,14 @@ final class SBRAnalysisFilterbank {
         let k = Double(i / 64), n = Double(i % 64)
         return Float(2 * sin(Double.pi * (k + 0.5) * (2 * n - 0.5) / 64))
     }
-    /// c[2n], n < 320: the analysis bank uses every other coefficient of the prototype.
-    private static let window: [Float] = (0..<320).map { SBRTables.qmfWindow[2 * $0] }
-    private let fft = SBRFFT(size: 64)
-    /// e^{iπn/64}, n < 64, and 2·e^{−iπ(k + ½)/128}, k < 32.
-    private let preTwiddle: [(Float, Float)] = (0..<64).map { n in
-        (Float(cos(Double.pi * Double(n) / 64)), Float(sin(Double.pi * Double(n) / 64)))
-    }
-    private let postTwiddle: [(Float, Float)] = (0..<32).map { k in
-        let a = -Double.pi * (Double(k) + 0.5) / 128
-        return (Float(2 * cos(a)), Float(2 * sin(a)))
-    }
+    /// c[2n]·32768, n < 320: the analysis bank uses every other coefficient of the prototype,
+    /// and the input's scale to 16-bit PCM goes with it.
+    private let window: UnsafeMutablePointer<Float>
+    private let fft = FFT(size: 32)
+    private let re: UnsafeMutablePointer<Float>, im: UnsafeMutablePointer<Float>
+    /// Real and imaginary parts apart: e^{iπm/32}, m < 32; e^{−iπ(2k + 1)/256} and
+    /// e^{3iπ(2k + 1)/256}, k < 32 (see ``analyze``).
+    private let twiddles: UnsafeMutablePointer<Float>
 
     init() {
         history = .allocate(capacity: Self.historyLength)
@@ -47,11 +45,33 @@ final class SBRAnalysisFilterbank {
         u = .allocate(capacity: 64)
         u.initialize(repeating: 0, count: 64)
         offset = Self.historyLength - 320
+        window = .allocate(capacity: 320)
+        for n in 0..<320 { window[n] = SBRTables.qmfWindow[2 * n] * 32768 }
+        re = .allocate(capacity: 32)
+        re.initialize(repeating: 0, count: 32)
+        im = .allocate(capacity: 32)
+        im.initialize(repeating: 0, count: 32)
+        twiddles = .allocate(capacity: 192)
+        for m in 0..<32 {
+            twiddles[m] = Float(cos(Double.pi * Double(m) / 32))
+            twiddles[32 + m] = Float(sin(Double.pi * Double(m) / 32))
+        }
+        for k in 0..<32 {
+            let p = -Double.pi * Double(2 * k + 1) / 256, q = 3 * Double.pi * Double(2 * k + 1) / 256
+            twiddles[64 + k] = Float(cos(p))
+            twiddles[96 + k] = Float(sin(p))
+            twiddles[128 + k] = Float(cos(q))
+            twiddles[160 + k] = Float(sin(q))
+        }
     }
 
     deinit {
         history.deallocate()
         u.deallocate()
+        window.deallocate()
+        re.deallocate()
+        im.deallocate()
+        twiddles.deallocate()
     }
 
     func reset() {
@@ -67,17 +87,26 @@ final class SBRAnalysisFilterbank {
             (history + (Self.historyLength - 288)).update(from: history + offset, count: 288)
             offset = Self.historyLength - 288
         }
-        offset -= 32
-        let x = history + offset
+        offset &-= 32
+        let x = history + offset, c = window, u = self.u
         // x[0] is the newest sample: the block goes in reversed.
-        for n in 0..<32 { x[31 - n] = input[n] * 32768 }
-        Self.window.withUnsafeBufferPointer { c in
-            for n in 0..<64 {
-                var s: Float = 0
-                var j = n
-                while j < 320 { s += x[j] * c[j]; j += 64 }
-                u[n] = s
+        var n = 0
+        while n < 32 {
+            let v = SBRVector.load(input + n)
+            SBRVector.store(SIMD4(v[3], v[2], v[1], v[0]), x + (28 &- n))
+            n &+= 4
+        }
+        // u(n) = Σj x(n + 64j)·c(n + 64j), j < 5.
+        n = 0
+        while n < 64 {
+            var s = SBRVector.load(x + n) * SBRVector.load(c + n)
+            var j = n &+ 64
+            while j < 320 {
+                s += SBRVector.load(x + j) * SBRVector.load(c + j)
+                j &+= 64
             }
+            SBRVector.store(s, u + n)
+            n &+= 4
         }
     }
 
@@ -99,33 +128,64 @@ final class SBRAnalysisFilterbank {
         }
     }
 
-    /// One time slot, the same values as ``analyzeDirect`` through a 64-point complex FFT:
-    /// π(k + ½)(2n − ½)/64 = 2πkn/64 + πn/64 − π(k + ½)/128, so
-    /// W(k) = 2·e^{−iπ(k+½)/128} · Σn [u(n)·e^{iπn/64}]·e^{2πikn/64}.
+    /// One time slot, the same values as ``analyzeDirect`` through a 32-point complex FFT.
+    ///
+    /// π(k + ½)(2n − ½)/64 = 2π(k + ½)n/64 − π(2k + 1)/256, so W(k) = 2·e^{−iπ(2k+1)/256}·Y(k)
+    /// with Y the odd-frequency DFT of the 64 real u(n), Y(k) = Σn u(n)·e^{2πi(k+½)n/64}.
+    /// Split by the parity of n, Y(k) = A(k) + e^{iπ(2k+1)/64}·B(k), where A and B are the
+    /// 32-point odd-frequency DFTs of u(2m) and u(2m + 1): both real, so A(31 − k) = conj A(k)
+    /// and likewise B, and one complex FFT of (u(2m) + i·u(2m + 1))·e^{iπm/32} gives
+    /// X(k) = A(k) + i·B(k), from which 2A(k) = X(k) + conj X(31 − k) and
+    /// 2B(k) = −i·(X(k) − conj X(31 − k)).
     func analyze(_ input: UnsafePointer<Float>, real: UnsafeMutablePointer<Float>, imag: UnsafeMutablePointer<Float>) {
         window(input)
-        let re = fft.real, im = fft.imag
-        for n in 0..<64 {
-            let (c, s) = preTwiddle[n]
-            re[n] = u[n] * c
-            im[n] = u[n] * s
+        let re = self.re, im = self.im, u = self.u, t = twiddles
+        var m = 0
+        while m < 32 {
+            let pair = UnsafeRawPointer(u + 2 &* m).loadUnaligned(as: SIMD8<Float>.self)
+            let even = pair.evenHalf, odd = pair.oddHalf
+            let c = SBRVector.load(t + m), s = SBRVector.load(t + (32 &+ m))
+            SBRVector.store(even * c - odd * s, re + m)
+            SBRVector.store(even * s + odd * c, im + m)
+            m &+= 4
         }
-        fft.transform()
-        for k in 0..<32 {
-            let (c, s) = postTwiddle[k]
-            real[k] = re[k] * c - im[k] * s
-            imag[k] = re[k] * s + im[k] * c
+        fft.inverse(re, im)
+        var k = 0
+        while k < 32 {
+            let xr = SBRVector.load(re + k), xi = SBRVector.load(im + k)
+            let yr0 = SBRVector.load(re + (28 &- k)), yi0 = SBRVector.load(im + (28 &- k))
+            let yr = SIMD4(yr0[3], yr0[2], yr0[1], yr0[0]), yi = SIMD4(yi0[3], yi0[2], yi0[1], yi0[0])
+            // 2A and 2B; the halves cancel the 2 of W.
+            let ar = xr + yr, ai = xi - yi, br = xi + yi, bi = yr - xr
+            let pr = SBRVector.load(t + (64 &+ k)), pi = SBRVector.load(t + (96 &+ k))
+            let qr = SBRVector.load(t + (128 &+ k)), qi = SBRVector.load(t + (160 &+ k))
+            SBRVector.store(pr * ar - pi * ai + qr * br - qi * bi, real + k)
+            SBRVector.store(pr * ai + pi * ar + qr * bi + qi * br, imag + k)
+            k &+= 4
         }
+    }
+}
+
+/// Unaligned four-float loads and stores for the QMF banks' loops.
+enum SBRVector {
+    @inline(__always)
+    static func load(_ p: UnsafePointer<Float>) -> SIMD4<Float> {
+        UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
+    }
+
+    @inline(__always)
+    static func store(_ v: SIMD4<Float>, _ p: UnsafeMutablePointer<Float>) {
+        UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<Float>.self)
     }
 }
 
 /// The 64-band synthesis bank (§4.6.18.4.2).
 final class SBRSynthesisFilterbank {
     /// The V vector of 1280 values, kept in a longer buffer that it slides down through, so
-    /// the shift by 128 per slot is a pointer move, with one copy every 10 slots.
+    /// the shift by 128 per slot is a pointer move, with one copy of 1152 values every 32 slots.
     private let buffer: UnsafeMutablePointer<Float>
     private var offset: Int
-    private static let bufferLength = 1280 + 128 * 10
+    private static let bufferLength = 1280 + 128 * 32
     private static let cosines: [Float] = (0..<128 * 64).map { i in
         let n = Double(i / 64), k = Double(i % 64)
         return Float(cos(Double.pi * (k + 0.5) * (2 * n - 255) / 128) / 64)
@@ -134,8 +194,10 @@ final class SBRSynthesisFilterbank {
         let n = Double(i / 64), k = Double(i % 64)
         return Float(sin(Double.pi * (k + 0.5) * (2 * n - 255) / 128) / 64)
     }
+    /// The prototype c[i] / 32768: the output leaves the 16-bit scale through it.
     private let window: UnsafeMutablePointer<Float>
-    private let dct = SBRDCT4()
+    /// 64-point DCT-IVs scaled by 1/64, the matrixing's factor.
+    private let dct = DCTIV(size: 64, scale: 1.0 / 64)
     /// The two transforms' outputs.
     private let cosines4: UnsafeMutablePointer<Float>
     private let sines4: UnsafeMutablePointer<Float>
@@ -145,7 +207,7 @@ final class SBRSynthesisFilterbank {
         buffer.initialize(repeating: 0, count: Self.bufferLength)
         offset = Self.bufferLength - 1280
         window = .allocate(capacity: 640)
-        window.initialize(from: SBRTables.qmfWindow, count: 640)
+        for i in 0..<640 { window[i] = SBRTables.qmfWindow[i] * (1 / 32768) }
         cosines4 = .allocate(capacity: 64)
         cosines4.initialize(repeating: 0, count: 64)
         sines4 = .allocate(capacity: 64)
@@ -165,25 +227,30 @@ final class SBRSynthesisFilterbank {
     }
 
     /// Makes room for the slot's 128 new values at the head of V and returns it.
+    @inline(__always)
     private func shift() -> UnsafeMutablePointer<Float> {
         if offset < 128 {
             (buffer + (Self.bufferLength - 1152)).update(from: buffer + offset, count: 1152)
             offset = Self.bufferLength - 1152
         }
-        offset -= 128
+        offset &-= 128
         return buffer + offset
     }
 
     /// Steps 3–5: the windowed sum of 10 taps per output sample.
     private func output(_ v: UnsafeMutablePointer<Float>, _ out: UnsafeMutablePointer<Float>) {
         // out(k) = Σn w(64n + k) with g(128j + k) = v(256j + k), g(128j + 64 + k) = v(256j + 192 + k).
-        for k in 0..<64 {
-            var s: Float = 0
-            for j in 0..<5 {
-                s += v[256 * j + k] * window[128 * j + k]
-                s += v[256 * j + 192 + k] * window[128 * j + 64 + k]
+        let c = window
+        var k = 0
+        while k < 64 {
+            var s = SBRVector.load(v + k) * SBRVector.load(c + k)
+            s += SBRVector.load(v + (192 &+ k)) * SBRVector.load(c + (64 &+ k))
+            for j in 1..<5 {
+                s += SBRVector.load(v + (256 &* j &+ k)) * SBRVector.load(c + (128 &* j &+ k))
+                s += SBRVector.load(v + (256 &* j &+ 192 &+ k)) * SBRVector.load(c + (128 &* j &+ 64 &+ k))
             }
-            out[k] = s * (1 / 32768)
+            SBRVector.store(s, out + k)
+            k &+= 4
         }
     }
 
@@ -212,13 +279,16 @@ final class SBRSynthesisFilterbank {
     func synthesize(real: UnsafePointer<Float>, imag: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>) {
         let v = shift()
         let f = cosines4, g = sines4
-        dct.transform(real, reversed: false, into: f)
-        dct.transform(imag, reversed: true, into: g)
-        let scale: Float = 1 / 64
-        for n in 0..<64 {
-            let gn = n & 1 == 0 ? g[n] : -g[n]
-            v[n] = (gn - f[n]) * scale
-            v[127 - n] = (f[n] + gn) * scale
+        dct.transform(real, into: f)
+        dct.transformReversed(imag, into: g)
+        let alternate = SIMD4<Float>(1, -1, 1, -1)
+        var n = 0
+        while n < 64 {
+            let fn = SBRVector.load(f + n), gn = SBRVector.load(g + n) * alternate
+            SBRVector.store(gn - fn, v + n)
+            let sum = fn + gn
+            SBRVector.store(SIMD4(sum[3], sum[2], sum[1], sum[0]), v + (124 &- n))
+            n &+= 4
         }
         output(v, out)
     }
