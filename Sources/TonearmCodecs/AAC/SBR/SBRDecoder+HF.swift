@@ -17,11 +17,24 @@ extension SBRDecoder {
         // φ(i, j) = Σ_{n<38} X(n + 2 − i)·X*(n + 2 − j).
         for k in 0..<min(t.k0, 32) {
             let r = xr + k * 40, q = xi + k * 40
-            // The sums over n = 1…37 that the terms share, then each term's ends.
-            var e = Float(0), cr = Float(0), ci = Float(0)
-            for n in 1..<38 {
-                e += r[n] * r[n] + q[n] * q[n]
+            // The sums over n = 1…37 that the terms share, then each term's ends; 8 slots a
+            // vector to n = 32, then one at a time.
+            var ve = SIMD8<Float>(), vcr = ve, vci = ve, v02r = ve, v02i = ve
+            for n in stride(from: 1, to: 33, by: 8) {
+                let r0 = sbrLoad8(r + n), q0 = sbrLoad8(q + n), r1 = sbrLoad8(r + n + 1), q1 = sbrLoad8(q + n + 1)
+                ve += r0 * r0 + q0 * q0
                 // X(n+1)·X*(n)
+                vcr += r1 * r0 + q1 * q0
+                vci += q1 * r0 - r1 * q0
+            }
+            for n in stride(from: 0, to: 32, by: 8) {
+                let r0 = sbrLoad8(r + n), q0 = sbrLoad8(q + n), r2 = sbrLoad8(r + n + 2), q2 = sbrLoad8(q + n + 2)
+                v02r += r2 * r0 + q2 * q0
+                v02i += q2 * r0 - r2 * q0
+            }
+            var e = ve.sum(), cr = vcr.sum(), ci = vci.sum()
+            for n in 33..<38 {
+                e += r[n] * r[n] + q[n] * q[n]
                 cr += r[n + 1] * r[n] + q[n + 1] * q[n]
                 ci += q[n + 1] * r[n] - r[n + 1] * q[n]
             }
@@ -31,8 +44,8 @@ extension SBRDecoder {
             let r12i = ci + q[1] * r[0] - r[1] * q[0]
             let r01r = cr + r[39] * r[38] + q[39] * q[38]
             let r01i = ci + q[39] * r[38] - r[39] * q[38]
-            var r02r: Float = 0, r02i: Float = 0
-            for n in 0..<38 {
+            var r02r = v02r.sum(), r02i = v02i.sum()
+            for n in 32..<38 {
                 r02r += r[n + 2] * r[n] + q[n + 2] * q[n]
                 r02i += q[n + 2] * r[n] - r[n + 2] * q[n]
             }
@@ -84,9 +97,18 @@ extension SBRDecoder {
                 let c0r = a0[2 * p] * bw, c0i = a0[2 * p + 1] * bw
                 let lr = xr + p * 40, li = xi + p * 40
                 let outR = hr + k * 40, outI = hi + k * 40
-                for l in start..<end {
+                var l = start
+                while l + 8 <= end {
+                    let r0 = sbrLoad8(lr + l), r1 = sbrLoad8(lr + l - 1), r2 = sbrLoad8(lr + l - 2)
+                    let i0 = sbrLoad8(li + l), i1 = sbrLoad8(li + l - 1), i2 = sbrLoad8(li + l - 2)
+                    sbrStore8(r0 + c0r * r1 - c0i * i1 + c1r * r2 - c1i * i2, outR + l)
+                    sbrStore8(i0 + c0r * i1 + c0i * r1 + c1r * i2 + c1i * r2, outI + l)
+                    l += 8
+                }
+                while l < end {
                     outR[l] = lr[l] + c0r * lr[l - 1] - c0i * li[l - 1] + c1r * lr[l - 2] - c1i * li[l - 2]
                     outI[l] = li[l] + c0r * li[l - 1] + c0i * lr[l - 1] + c1r * li[l - 2] + c1i * lr[l - 2]
+                    l += 1
                 }
                 k += 1
             }
@@ -231,8 +253,8 @@ extension SBRDecoder {
         let smoothing = (header?.smoothingMode ?? 1) == 0 ? 4 : 0
         let gh = c.gainHistory, qh = c.noiseHistory
         let first = 2 * c.borders[0]
-        yr.update(repeating: 0, count: 38 * 64)
-        yi.update(repeating: 0, count: 38 * 64)
+        sbrZero(yr, 38 * 64)
+        sbrZero(yi, 38 * 64)
 
         // The 4 slots before this frame's first: the previous frame's last, or after a reset
         // this frame's first gains.
@@ -258,15 +280,50 @@ extension SBRDecoder {
         }
 
         var noiseIndex = c.noiseIndex, sineIndex = c.sineIndex
-        let noise = SBRTables.noise
         let gFilt = s.filteredGain, qFilt = s.filteredNoise
         let hSmooth = Self.smoothing
+
+        // X_High of bands k_x … k_x + M − 1, slot-major (64 bands a slot, from band k_x), so
+        // that each slot's bands are contiguous.
+        let xr = s.highSlotReal, xi = s.highSlotImag
+        var band = 0
+        while band + 4 <= m {
+            for l in stride(from: 0, to: 40, by: 4) {
+                sbrTransposeBlock(s.highReal + (kx + band) * 40 + l, 40, xr + l * 64 + band, 64)
+                sbrTransposeBlock(s.highImag + (kx + band) * 40 + l, 40, xi + l * 64 + band, 64)
+            }
+            band += 4
+        }
+        for band in band..<m {
+            for l in 0..<40 {
+                xr[l * 64 + band] = s.highReal[(kx + band) * 40 + l]
+                xi[l * 64 + band] = s.highImag[(kx + band) * 40 + l]
+            }
+        }
+
+        Self.noiseReal.withUnsafeBufferPointer { noiseReal in
+        Self.noiseImag.withUnsafeBufferPointer { noiseImag in
         for l in 0..<c.envelopeCount {
             let transient = l == c.transient || l == c.previousTransient
             let sines = s.sineLevel + l * 64
+            var anySine = false
+            for band in 0..<m where sines[band] != 0 { anySine = true }
             for i in 2 * c.borders[l]..<2 * c.borders[l + 1] {
+                let g: UnsafePointer<Float>, q: UnsafePointer<Float>
                 if smoothing > 0 && !transient {
-                    for band in 0..<m {
+                    // 8 bands a vector, then one at a time; the taps in the same order.
+                    var band = 0
+                    while band + 8 <= m {
+                        var g = SIMD8<Float>(), q = g
+                        for j in 0...smoothing {
+                            g += sbrLoad8(gh + (i + smoothing - j) * 64 + band) * hSmooth[j]
+                            q += sbrLoad8(qh + (i + smoothing - j) * 64 + band) * hSmooth[j]
+                        }
+                        sbrStore8(g, gFilt + band)
+                        sbrStore8(q, qFilt + band)
+                        band += 8
+                    }
+                    while band < m {
                         var g: Float = 0, q: Float = 0
                         for j in 0...smoothing {
                             g += gh[(i + smoothing - j) * 64 + band] * hSmooth[j]
@@ -274,42 +331,71 @@ extension SBRDecoder {
                         }
                         gFilt[band] = g
                         qFilt[band] = q
+                        band += 1
                     }
+                    (g, q) = (UnsafePointer(gFilt), UnsafePointer(qFilt))
                 } else {
-                    for band in 0..<m {
-                        gFilt[band] = gh[(i + smoothing) * 64 + band]
-                        qFilt[band] = qh[(i + smoothing) * 64 + band]
-                    }
+                    (g, q) = (UnsafePointer(gh + (i + smoothing) * 64), UnsafePointer(qh + (i + smoothing) * 64))
                 }
-                // X_High of band kx + band at slot i is at (kx + band)·40 + i + t_HFAdj.
+                // X_High at slot i is at slot i + t_HFAdj.
                 let outR = yr + i * 64 + kx, outI = yi + i * 64 + kx
-                let inR = s.highReal + kx * 40 + i + 2, inI = s.highImag + kx * 40 + i + 2
-                for band in 0..<m {
-                    outR[band] = inR[band * 40] * gFilt[band]
-                    outI[band] = inI[band * 40] * gFilt[band]
-                }
-                // φ_Sin = 1, i, −1, −i; the imaginary part alternates in sign with the band.
-                let sineRe: Float = sineIndex == 0 ? 1 : sineIndex == 2 ? -1 : 0
-                let sineIm: Float = sineIndex == 1 ? 1 : sineIndex == 3 ? -1 : 0
-                var sign: Float = (kx & 1) == 0 ? 1 : -1
-                for band in 0..<m {
-                    let index = (noiseIndex + band + 1) & 511
-                    if sines[band] != 0 {
-                        outR[band] += sines[band] * sineRe
-                        outI[band] += sines[band] * sineIm * sign
-                    } else if !transient {
-                        outR[band] += qFilt[band] * noise[2 * index]
-                        outI[band] += qFilt[band] * noise[2 * index + 1]
+                let inR = xr + (i + 2) * 64, inI = xi + (i + 2) * 64
+                // The noise of band k is entry f_IndexNoise + k + 1 (the tables run on past
+                // 512 so that a slot's entries are contiguous).
+                let nr = noiseReal.baseAddress! + ((noiseIndex + 1) & 511), ni = noiseImag.baseAddress! + ((noiseIndex + 1) & 511)
+                let noisy = !transient && !anySine
+                var band = 0
+                while band + 8 <= m {
+                    let gain = sbrLoad8(g + band)
+                    var r = sbrLoad8(inR + band) * gain, im = sbrLoad8(inI + band) * gain
+                    if noisy {
+                        let level = sbrLoad8(q + band)
+                        r += level * sbrLoad8(nr + band)
+                        im += level * sbrLoad8(ni + band)
                     }
-                    sign = -sign
+                    sbrStore8(r, outR + band)
+                    sbrStore8(im, outI + band)
+                    band += 8
+                }
+                while band < m {
+                    outR[band] = inR[band] * g[band]
+                    outI[band] = inI[band] * g[band]
+                    if noisy {
+                        outR[band] += q[band] * nr[band]
+                        outI[band] += q[band] * ni[band]
+                    }
+                    band += 1
+                }
+                if !noisy {
+                    // φ_Sin = 1, i, −1, −i; the imaginary part alternates in sign with the band.
+                    let sineRe: Float = sineIndex == 0 ? 1 : sineIndex == 2 ? -1 : 0
+                    let sineIm: Float = sineIndex == 1 ? 1 : sineIndex == 3 ? -1 : 0
+                    var sign: Float = (kx & 1) == 0 ? 1 : -1
+                    for band in 0..<m {
+                        if sines[band] != 0 {
+                            outR[band] += sines[band] * sineRe
+                            outI[band] += sines[band] * sineIm * sign
+                        } else if !transient {
+                            outR[band] += q[band] * nr[band]
+                            outI[band] += q[band] * ni[band]
+                        }
+                        sign = -sign
+                    }
                 }
                 noiseIndex = (noiseIndex + m) & 511
                 sineIndex = (sineIndex + 1) & 3
             }
         }
+        }
+        }
         c.noiseIndex = noiseIndex
         c.sineIndex = sineIndex
     }
+
+    /// Table V (§4.6.18.8.2), real and imaginary parts apart, each run on by 64 entries
+    /// from its start so that 64 consecutive entries from any index are contiguous.
+    static let noiseReal: [Float] = (0..<(512 + 64)).map { SBRTables.noise[2 * ($0 & 511)] }
+    static let noiseImag: [Float] = (0..<(512 + 64)).map { SBRTables.noise[2 * ($0 & 511) + 1] }
 
     /// The limiter's ceiling on a band's gain over the limiter band's mean, by
     /// bs_limiter_gains: −3, 0, +3 dB and none (§4.6.18.7.4).

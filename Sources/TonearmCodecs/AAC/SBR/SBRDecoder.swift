@@ -159,9 +159,18 @@ final class SBRDecoder {
         // X_Low: this frame's analysis at slots 8…39 (bands below k_x), the previous frame's
         // last 8 slots at 0…7 (bands below its k_x).
         let xr = s.lowReal, xi = s.lowImag
-        xr.update(repeating: 0, count: 32 * 40)
-        xi.update(repeating: 0, count: 32 * 40)
-        for k in 0..<min(kx, 32) {
+        sbrZero(xr, 32 * 40)
+        sbrZero(xi, 32 * 40)
+        let lowBands = min(max(kx, 0), 32)
+        var k = 0
+        while k + 4 <= lowBands {
+            for l in stride(from: 0, to: 32, by: 4) {
+                sbrTransposeBlock(wr + l * 32 + k, 32, xr + k * 40 + 8 + l, 40)
+                sbrTransposeBlock(wi + l * 32 + k, 32, xi + k * 40 + 8 + l, 40)
+            }
+            k += 4
+        }
+        for k in k..<lowBands {
             for l in 0..<32 {
                 xr[k * 40 + 8 + l] = wr[l * 32 + k]
                 xi[k * 40 + 8 + l] = wi[l * 32 + k]
@@ -191,8 +200,8 @@ final class SBRDecoder {
         for slot in 0..<32 {
             let re = stereo.map { $0.inputReal + 64 * slot } ?? s.synthesisReal
             let im = stereo.map { $0.inputImag + 64 * slot } ?? s.synthesisImag
-            re.update(repeating: 0, count: 64)
-            im.update(repeating: 0, count: 64)
+            sbrZero(re, 64)
+            sbrZero(im, 64)
             let fromPrevious = slot < carried
             let (lowEnd, highEnd) = fromPrevious ? (previousKx, previousKx + previousM) : (kx, kx + m)
             let (hr, hi, row) = fromPrevious ? (oldYr, oldYi, slot + 32) : (yr, yi, slot)
@@ -217,8 +226,8 @@ final class SBRDecoder {
         let xr = scratch.lowReal, xi = scratch.lowImag
         for slot in 32..<38 {
             let re = st.inputReal + 64 * slot, im = st.inputImag + 64 * slot
-            re.update(repeating: 0, count: 64)
-            im.update(repeating: 0, count: 64)
+            sbrZero(re, 64)
+            sbrZero(im, 64)
             for k in 0..<min(kx, 5) {
                 re[k] = xr[k * 40 + slot + 2]
                 im[k] = xi[k * 40 + slot + 2]
@@ -257,6 +266,9 @@ final class SBRScratch {
     let lowImag: UnsafeMutablePointer<Float>
     let highReal: UnsafeMutablePointer<Float>
     let highImag: UnsafeMutablePointer<Float>
+    /// X_High slot-major for HF assembly: 40 slots × 64 bands, from band k_x.
+    let highSlotReal: UnsafeMutablePointer<Float>
+    let highSlotImag: UnsafeMutablePointer<Float>
     let alpha0: UnsafeMutablePointer<Float>
     let alpha1: UnsafeMutablePointer<Float>
     let synthesisReal: UnsafeMutablePointer<Float>
@@ -284,12 +296,13 @@ final class SBRScratch {
         }
         lowReal = buffer(32 * 40); lowImag = buffer(32 * 40)
         highReal = buffer(64 * 40); highImag = buffer(64 * 40)
+        highSlotReal = buffer(40 * 64); highSlotImag = buffer(40 * 64)
         alpha0 = buffer(2 * 64); alpha1 = buffer(2 * 64)
         synthesisReal = buffer(64); synthesisImag = buffer(64)
         origMapped = buffer(5 * 64); noiseMapped = buffer(5 * 64); current = buffer(5 * 64)
         gain = buffer(5 * 64); noiseLevel = buffer(5 * 64); sineLevel = buffer(5 * 64)
         filteredGain = buffer(64); filteredNoise = buffer(64)
-        all = [lowReal, lowImag, highReal, highImag, alpha0, alpha1, synthesisReal, synthesisImag,
+        all = [lowReal, lowImag, highReal, highImag, highSlotReal, highSlotImag, alpha0, alpha1, synthesisReal, synthesisImag,
                origMapped, noiseMapped, current, gain, noiseLevel, sineLevel, filteredGain, filteredNoise]
     }
 
