@@ -171,8 +171,18 @@ extension SBRDecoder {
                 let scale = 0.5 / Float(c.borders[l + 1] - c.borders[l])
                 for band in 0..<m {
                     let r = hr + (band + kx) * 40, q = hi + (band + kx) * 40
-                    var sum: Float = 0
-                    for i in lo..<hiSlot { sum += r[i] * r[i] + q[i] * q[i] }
+                    // 8 slots a vector, then one at a time.
+                    var i = lo, partial = SIMD8<Float>()
+                    while i + 8 <= hiSlot {
+                        let x = sbrLoad8(r + i), y = sbrLoad8(q + i)
+                        partial += x * x + y * y
+                        i += 8
+                    }
+                    var sum = partial.sum()
+                    while i < hiSlot {
+                        sum += r[i] * r[i] + q[i] * q[i]
+                        i += 1
+                    }
                     s.current[row + band] = sum * scale
                 }
             } else {

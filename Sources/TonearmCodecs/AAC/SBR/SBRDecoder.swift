@@ -195,25 +195,53 @@ final class SBRDecoder {
         // its end.
         let carried = max(2 * c.previousEnd - 32, 0)
         let oldYr = c.yReal[c.current ^ 1], oldYi = c.yImag[c.current ^ 1]
-        // With PS, the whole matrix X (38 slots) is built first; else one slot at a time.
+        // The whole matrix X is built first (with PS, 38 slots: PS adds the last 6).
         let stereo = right == nil ? nil : self.stereo
+        let matrixRe = stereo?.inputReal ?? s.synthesisReal, matrixIm = stereo?.inputImag ?? s.synthesisImag
         for slot in 0..<32 {
-            let re = stereo.map { $0.inputReal + 64 * slot } ?? s.synthesisReal
-            let im = stereo.map { $0.inputImag + 64 * slot } ?? s.synthesisImag
+            let re = matrixRe + 64 * slot, im = matrixIm + 64 * slot
             sbrZero(re, 64)
             sbrZero(im, 64)
             let fromPrevious = slot < carried
             let (lowEnd, highEnd) = fromPrevious ? (previousKx, previousKx + previousM) : (kx, kx + m)
             let (hr, hi, row) = fromPrevious ? (oldYr, oldYi, slot + 32) : (yr, yi, slot)
-            for k in 0..<min(lowEnd, 32) {
-                re[k] = xr[k * 40 + slot + 2]
-                im[k] = xi[k * 40 + slot + 2]
+            if fromPrevious {
+                for k in 0..<min(lowEnd, 32) {
+                    re[k] = xr[k * 40 + slot + 2]
+                    im[k] = xi[k * 40 + slot + 2]
+                }
             }
-            for k in lowEnd..<min(highEnd, 64) {
+            for k in max(lowEnd, 0)..<min(highEnd, 64) {
                 re[k] = hr[row * 64 + k]
                 im[k] = hi[row * 64 + k]
             }
-            if stereo == nil { c.synthesis.synthesize(real: re, imag: im, into: output + 64 * slot) }
+        }
+        // The low band of the frame's own slots: X_Low transposed, 4 bands × 4 slots at a time.
+        let firstSlot = min(max(carried, 0), 32)
+        var slot = firstSlot
+        while slot < 32 && slot & 3 != 0 {
+            for k in 0..<lowBands {
+                matrixRe[slot * 64 + k] = xr[k * 40 + slot + 2]
+                matrixIm[slot * 64 + k] = xi[k * 40 + slot + 2]
+            }
+            slot += 1
+        }
+        for k in stride(from: 0, to: lowBands & ~3, by: 4) {
+            for l in stride(from: slot, to: 32, by: 4) {
+                sbrTransposeBlock(xr + k * 40 + l + 2, 40, matrixRe + l * 64 + k, 64)
+                sbrTransposeBlock(xi + k * 40 + l + 2, 40, matrixIm + l * 64 + k, 64)
+            }
+        }
+        for k in lowBands & ~3..<lowBands {
+            for l in slot..<32 {
+                matrixRe[l * 64 + k] = xr[k * 40 + l + 2]
+                matrixIm[l * 64 + k] = xi[k * 40 + l + 2]
+            }
+        }
+        if stereo == nil {
+            for slot in 0..<32 {
+                c.synthesis.synthesize(real: matrixRe + 64 * slot, imag: matrixIm + 64 * slot, into: output + 64 * slot)
+            }
         }
         if let stereo, let right { applyStereo(stereo, c, output, right) }
     }
@@ -271,6 +299,7 @@ final class SBRScratch {
     let highSlotImag: UnsafeMutablePointer<Float>
     let alpha0: UnsafeMutablePointer<Float>
     let alpha1: UnsafeMutablePointer<Float>
+    /// The synthesis input X of a channel without PS, slot-major (32 slots × 64 bands).
     let synthesisReal: UnsafeMutablePointer<Float>
     let synthesisImag: UnsafeMutablePointer<Float>
     /// E_OrigMapped, Q_Mapped, E_Curr, the gains G, Q_M and S_M, per envelope.
@@ -298,7 +327,7 @@ final class SBRScratch {
         highReal = buffer(64 * 40); highImag = buffer(64 * 40)
         highSlotReal = buffer(40 * 64); highSlotImag = buffer(40 * 64)
         alpha0 = buffer(2 * 64); alpha1 = buffer(2 * 64)
-        synthesisReal = buffer(64); synthesisImag = buffer(64)
+        synthesisReal = buffer(32 * 64); synthesisImag = buffer(32 * 64)
         origMapped = buffer(5 * 64); noiseMapped = buffer(5 * 64); current = buffer(5 * 64)
         gain = buffer(5 * 64); noiseLevel = buffer(5 * 64); sineLevel = buffer(5 * 64)
         filteredGain = buffer(64); filteredNoise = buffer(64)
