@@ -14,41 +14,51 @@ extension SBRDecoder {
         let a0 = s.alpha0, a1 = s.alpha1
 
         // Covariance-method prediction of order 2 per low band (§4.6.18.6.2):
-        // φ(i, j) = Σ_{n<38} X(n + 2 − i)·X*(n + 2 − j).
-        for k in 0..<min(t.k0, 32) {
-            let r = xr + k * 40, q = xi + k * 40
-            // The sums over n = 1…37 that the terms share, then each term's ends; 8 slots a
-            // vector to n = 32, then one at a time.
-            var ve = SIMD8<Float>(), vcr = ve, vci = ve, v02r = ve, v02i = ve
-            for n in stride(from: 1, to: 33, by: 8) {
-                let r0 = sbrLoad8(r + n), q0 = sbrLoad8(q + n), r1 = sbrLoad8(r + n + 1), q1 = sbrLoad8(q + n + 1)
-                ve += r0 * r0 + q0 * q0
-                // X(n+1)·X*(n)
-                vcr += r1 * r0 + q1 * q0
-                vci += q1 * r0 - r1 * q0
+        // φ(i, j) = Σ_{n<38} X(n + 2 − i)·X*(n + 2 − j), summed 8 bands at a time (a band a
+        // lane, each in the order of n) over X_Low transposed to slot-major (32 bands a slot).
+        let lowBands = min(max(t.k0, 0), 32), groups = (lowBands + 7) / 8
+        let tr = s.lowSlotReal, ti = s.lowSlotImag
+        for k in stride(from: 0, to: groups * 8, by: 4) {
+            for l in stride(from: 0, to: 40, by: 4) {
+                sbrTransposeBlock(xr + k * 40 + l, 40, tr + l * 32 + k, 32)
+                sbrTransposeBlock(xi + k * 40 + l, 40, ti + l * 32 + k, 32)
             }
-            for n in stride(from: 0, to: 32, by: 8) {
-                let r0 = sbrLoad8(r + n), q0 = sbrLoad8(q + n), r2 = sbrLoad8(r + n + 2), q2 = sbrLoad8(q + n + 2)
-                v02r += r2 * r0 + q2 * q0
-                v02i += q2 * r0 - r2 * q0
+        }
+        let sums = s.covariance
+        for group in 0..<groups {
+            let r = tr + group * 8, q = ti + group * 8
+            func x(_ n: Int) -> (SIMD8<Float>, SIMD8<Float>) { (sbrLoad8(r + n * 32), sbrLoad8(q + n * 32)) }
+            // The sums over n = 1…37 that the terms share, then each term's ends.
+            var e = SIMD8<Float>(), cr = e, ci = e, r02r = e, r02i = e
+            var (r0, q0) = x(0), (r1, q1) = x(1)
+            for n in 0..<38 {
+                let (r2, q2) = x(n + 2)
+                if n > 0 {
+                    e += r0 * r0 + q0 * q0
+                    // X(n+1)·X*(n)
+                    cr += r1 * r0 + q1 * q0
+                    ci += q1 * r0 - r1 * q0
+                }
+                r02r += r2 * r0 + q2 * q0
+                r02i += q2 * r0 - r2 * q0
+                (r0, q0, r1, q1) = (r1, q1, r2, q2)
             }
-            var e = ve.sum(), cr = vcr.sum(), ci = vci.sum()
-            for n in 33..<38 {
-                e += r[n] * r[n] + q[n] * q[n]
-                cr += r[n + 1] * r[n] + q[n + 1] * q[n]
-                ci += q[n + 1] * r[n] - r[n + 1] * q[n]
-            }
-            let r11 = e + r[38] * r[38] + q[38] * q[38]
-            let r22 = e + r[0] * r[0] + q[0] * q[0]
-            let r12r = cr + r[1] * r[0] + q[1] * q[0]
-            let r12i = ci + q[1] * r[0] - r[1] * q[0]
-            let r01r = cr + r[39] * r[38] + q[39] * q[38]
-            let r01i = ci + q[39] * r[38] - r[39] * q[38]
-            var r02r = v02r.sum(), r02i = v02i.sum()
-            for n in 32..<38 {
-                r02r += r[n + 2] * r[n] + q[n + 2] * q[n]
-                r02i += q[n + 2] * r[n] - r[n + 2] * q[n]
-            }
+            let (xr0, xi0) = x(0), (xr1, xi1) = x(1), (xr38, xi38) = x(38), (xr39, xi39) = x(39)
+            // φ(1,1), φ(2,2), φ(1,2), φ(0,1), φ(0,2), real and imaginary parts, 8 bands a row.
+            let row = sums + group * 64
+            sbrStore8(e + xr38 * xr38 + xi38 * xi38, row)
+            sbrStore8(e + xr0 * xr0 + xi0 * xi0, row + 8)
+            sbrStore8(cr + xr1 * xr0 + xi1 * xi0, row + 16)
+            sbrStore8(ci + xi1 * xr0 - xr1 * xi0, row + 24)
+            sbrStore8(cr + xr39 * xr38 + xi39 * xi38, row + 32)
+            sbrStore8(ci + xi39 * xr38 - xr39 * xi38, row + 40)
+            sbrStore8(r02r, row + 48)
+            sbrStore8(r02i, row + 56)
+        }
+        for k in 0..<lowBands {
+            let at = (k / 8 * 8) * 8 + k % 8
+            let r11 = sums[at], r22 = sums[at + 8], r12r = sums[at + 16], r12i = sums[at + 24]
+            let r01r = sums[at + 32], r01i = sums[at + 40], r02r = sums[at + 48], r02i = sums[at + 56]
             let d = r22 * r11 - (r12r * r12r + r12i * r12i) / 1.000001
             var b1r: Float = 0, b1i: Float = 0, b0r: Float = 0, b0i: Float = 0
             if d != 0 {

@@ -294,6 +294,11 @@ final class SBRScratch {
     let lowImag: UnsafeMutablePointer<Float>
     let highReal: UnsafeMutablePointer<Float>
     let highImag: UnsafeMutablePointer<Float>
+    /// X_Low slot-major for the LPC: 40 slots × 32 bands; the covariance sums, 8 rows of 8
+    /// bands per group of 8 bands.
+    let lowSlotReal: UnsafeMutablePointer<Float>
+    let lowSlotImag: UnsafeMutablePointer<Float>
+    let covariance: UnsafeMutablePointer<Float>
     /// X_High slot-major for HF assembly: 40 slots × 64 bands, from band k_x.
     let highSlotReal: UnsafeMutablePointer<Float>
     let highSlotImag: UnsafeMutablePointer<Float>
@@ -326,12 +331,13 @@ final class SBRScratch {
         lowReal = buffer(32 * 40); lowImag = buffer(32 * 40)
         highReal = buffer(64 * 40); highImag = buffer(64 * 40)
         highSlotReal = buffer(40 * 64); highSlotImag = buffer(40 * 64)
+        lowSlotReal = buffer(40 * 32); lowSlotImag = buffer(40 * 32); covariance = buffer(4 * 8 * 8)
         alpha0 = buffer(2 * 64); alpha1 = buffer(2 * 64)
         synthesisReal = buffer(32 * 64); synthesisImag = buffer(32 * 64)
         origMapped = buffer(5 * 64); noiseMapped = buffer(5 * 64); current = buffer(5 * 64)
         gain = buffer(5 * 64); noiseLevel = buffer(5 * 64); sineLevel = buffer(5 * 64)
         filteredGain = buffer(64); filteredNoise = buffer(64)
-        all = [lowReal, lowImag, highReal, highImag, highSlotReal, highSlotImag, alpha0, alpha1, synthesisReal, synthesisImag,
+        all = [lowReal, lowImag, highReal, highImag, highSlotReal, highSlotImag, lowSlotReal, lowSlotImag, covariance, alpha0, alpha1, synthesisReal, synthesisImag,
                origMapped, noiseMapped, current, gain, noiseLevel, sineLevel, filteredGain, filteredNoise]
     }
 
