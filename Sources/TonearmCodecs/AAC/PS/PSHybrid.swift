@@ -22,11 +22,13 @@ final class PSHybrid {
     /// The 8 bands of the 10/20-band configuration's first split, before two pairs are summed.
     private let splitRe = UnsafeMutablePointer<Float>.allocate(capacity: 8 * 32)
     private let splitIm = UnsafeMutablePointer<Float>.allocate(capacity: 8 * 32)
+    /// The complex splits' pair sums and differences of 8 slots.
+    private let pairs = UnsafeMutablePointer<Float>.allocate(capacity: 6 * 32)
 
     init() { reset() }
 
     deinit {
-        for p in [historyRe, historyIm, splitRe, splitIm] { p.deallocate() }
+        for p in [historyRe, historyIm, splitRe, splitIm, pairs] { p.deallocate() }
     }
 
     /// The first split's 8 bands that make each of the 6 hybrid bands of the 10/20-band configuration.
@@ -69,18 +71,18 @@ final class PSHybrid {
             }
         }
         if is34 {
-            Self.complexSplit(hr, hi, PSTables.filter12, bands: 12, outRe, outIm, stride)
+            Self.complexSplit(hr, hi, PSTables.filter12, bands: 12, outRe, outIm, stride, pairs)
             Self.complexSplit(hr + span, hi + span, PSTables.filter8Second, bands: 8,
-                              outRe + 12 * stride, outIm + 12 * stride, stride)
+                              outRe + 12 * stride, outIm + 12 * stride, stride, pairs)
             for q in 0..<3 {
                 Self.complexSplit(hr + (2 + q) * span, hi + (2 + q) * span, PSTables.filter4, bands: 4,
-                                  outRe + (20 + 4 * q) * stride, outIm + (20 + 4 * q) * stride, stride)
+                                  outRe + (20 + 4 * q) * stride, outIm + (20 + 4 * q) * stride, stride, pairs)
             }
         } else {
             // The 8-band split, then its bands in order of frequency: 6 and 7 (−3/16 and −1/16
             // cycles a slot) first, 0 and 1, then 2+5 and 3+4.
             let tRe = splitRe, tIm = splitIm
-            Self.complexSplit(hr, hi, PSTables.filter8, bands: 8, tRe, tIm, 32)
+            Self.complexSplit(hr, hi, PSTables.filter8, bands: 8, tRe, tIm, 32, pairs)
             for (k, parts) in Self.summed8.enumerated() {
                 let oRe = outRe + k * stride, oIm = outIm + k * stride
                 for n in Swift.stride(from: 0, to: 32, by: 8) {
@@ -189,21 +191,34 @@ final class PSHybrid {
 
     /// A Q-band complex split of one QMF band's 44 slots: band q at slot n is
     /// Σ_j h_q(j)·x(n + j), j = 0…12, written band-major from `out`, rows `stride` apart.
+    /// The taps are a symmetric prototype times e^(−iθ(j − 6)): taps j and 12 − j have the
+    /// same real part and opposite imaginary parts, so each pair is applied to the sum and
+    /// the difference of its two inputs, which all Q bands share (`pairs`, 6 × 4 × 8 floats).
     private static func complexSplit(_ xr: UnsafeMutablePointer<Float>, _ xi: UnsafeMutablePointer<Float>,
                                      _ filter: (re: [Float], im: [Float]), bands: Int,
                                      _ outRe: UnsafeMutablePointer<Float>, _ outIm: UnsafeMutablePointer<Float>,
-                                     _ stride: Int) {
+                                     _ stride: Int, _ pairs: UnsafeMutablePointer<Float>) {
         filter.re.withUnsafeBufferPointer { fr in
             filter.im.withUnsafeBufferPointer { fi in
                 precondition(fr.count >= bands * 13 && fi.count >= bands * 13)
-                for q in 0..<bands {
-                    for n in Swift.stride(from: 0, to: 32, by: 8) {
-                        var sr = SIMD8<Float>(), si = SIMD8<Float>()
-                        for j in 0..<13 {
-                            let a = fr[q * 13 + j], b = fi[q * 13 + j]
-                            let x = sbrLoad8(xr + n + j), y = sbrLoad8(xi + n + j)
-                            sr += a * x - b * y
-                            si += a * y + b * x
+                for n in Swift.stride(from: 0, to: 32, by: 8) {
+                    for j in 0..<6 {
+                        let a = sbrLoad8(xr + n + j), b = sbrLoad8(xr + n + 12 - j)
+                        let c = sbrLoad8(xi + n + j), d = sbrLoad8(xi + n + 12 - j)
+                        let u = pairs + j * 32
+                        sbrStore8(a + b, u)
+                        sbrStore8(c + d, u + 8)
+                        sbrStore8(a - b, u + 16)
+                        sbrStore8(c - d, u + 24)
+                    }
+                    let midRe = sbrLoad8(xr + n + 6), midIm = sbrLoad8(xi + n + 6)
+                    for q in 0..<bands {
+                        let a6 = fr[q * 13 + 6], b6 = fi[q * 13 + 6]
+                        var sr = a6 * midRe - b6 * midIm, si = a6 * midIm + b6 * midRe
+                        for j in 0..<6 {
+                            let a = fr[q * 13 + j], b = fi[q * 13 + j], u = pairs + j * 32
+                            sr += a * sbrLoad8(u) - b * sbrLoad8(u + 24)
+                            si += a * sbrLoad8(u + 8) + b * sbrLoad8(u + 16)
                         }
                         sbrStore8(sr, outRe + q * stride + n)
                         sbrStore8(si, outIm + q * stride + n)

@@ -139,46 +139,60 @@ extension SBRDecoder {
         let kx = t.kx, m = t.m
         let envelopes = c.envelopeCount
         let hr = s.highReal, hi = s.highImag
+        // The channel's and the tables' arrays as locals, the flags' taken out of their owners
+        // while in use: their accesses are then not checked one at a time.
+        let borders = c.borders, resolution = c.resolution, envelope = c.envelope, noise = c.noise
+        let noiseBorders = c.noiseBorders, addHarmonic = c.addHarmonic
+        let high = t.high, low = t.low, noiseTable = t.noise, limiter = t.limiter
+        var sineIndexMapped = [Bool](), sineMapped = [Bool](), previousSineMapped = [Bool]()
+        swap(&sineIndexMapped, &s.sineIndexMapped)
+        swap(&sineMapped, &s.sineMapped)
+        swap(&previousSineMapped, &c.previousSineMapped)
+        defer {
+            swap(&sineIndexMapped, &s.sineIndexMapped)
+            swap(&sineMapped, &s.sineMapped)
+            swap(&previousSineMapped, &c.previousSineMapped)
+        }
 
         // Mapping (§4.6.18.7.2).
-        for i in 0..<64 { s.sineIndexMapped[i] = c.previousSineMapped[i] }
-        for i in 64..<6 * 64 { s.sineIndexMapped[i] = false }
+        for i in 0..<64 { sineIndexMapped[i] = previousSineMapped[i] }
+        for i in 64..<6 * 64 { sineIndexMapped[i] = false }
         for l in 0..<envelopes {
-            let table = c.resolution[l + 1] == 1 ? t.high : t.low
+            let table = resolution[l + 1] == 1 ? high : low
             let row = l * 64
             for i in 0..<table.count - 1 {
-                for band in table[i]..<table[i + 1] { s.origMapped[row + band - kx] = c.envelope[row + i] }
+                for band in table[i]..<table[i + 1] { s.origMapped[row + band - kx] = envelope[row + i] }
             }
-            let floor = c.noiseCount > 1 && c.borders[l] >= c.noiseBorders[1] ? 1 : 0
+            let floor = c.noiseCount > 1 && borders[l] >= noiseBorders[1] ? 1 : 0
             for i in 0..<t.noiseCount {
-                for band in t.noise[i]..<t.noise[i + 1] { s.noiseMapped[row + band - kx] = c.noise[floor * 5 + i] }
+                for band in noiseTable[i]..<noiseTable[i + 1] { s.noiseMapped[row + band - kx] = noise[floor * 5 + i] }
             }
             // A sinusoid sits in the middle band of its high-resolution band; it starts at the
             // transient envelope unless the previous frame already had it.
             if c.addHarmonicFlag {
                 for i in 0..<t.highCount {
-                    let middle = (t.high[i] + t.high[i + 1]) / 2 - kx
-                    s.sineIndexMapped[(l + 1) * 64 + middle] = c.addHarmonic[i]
-                        && (l >= c.transient || s.sineIndexMapped[middle])
+                    let middle = (high[i] + high[i + 1]) / 2 - kx
+                    sineIndexMapped[(l + 1) * 64 + middle] = addHarmonic[i]
+                        && (l >= c.transient || sineIndexMapped[middle])
                 }
             }
             for i in 0..<table.count - 1 {
                 var present = false
-                for band in table[i]..<table[i + 1] where s.sineIndexMapped[(l + 1) * 64 + band - kx] {
+                for band in table[i]..<table[i + 1] where sineIndexMapped[(l + 1) * 64 + band - kx] {
                     present = true
                 }
-                for band in table[i]..<table[i + 1] { s.sineMapped[row + band - kx] = present }
+                for band in table[i]..<table[i + 1] { sineMapped[row + band - kx] = present }
             }
         }
-        for i in 0..<64 { c.previousSineMapped[i] = s.sineIndexMapped[envelopes * 64 + i] }
+        for i in 0..<64 { previousSineMapped[i] = sineIndexMapped[envelopes * 64 + i] }
 
         // The energy of X_High per envelope (§4.6.18.7.3), per QMF band or per band of the
         // envelope's resolution.
         for l in 0..<envelopes {
-            let lo = 2 * c.borders[l] + 2, hiSlot = 2 * c.borders[l + 1] + 2
+            let lo = 2 * borders[l] + 2, hiSlot = 2 * borders[l + 1] + 2
             let row = l * 64
             if header?.interpolateFrequency ?? 1 == 1 {
-                let scale = 0.5 / Float(c.borders[l + 1] - c.borders[l])
+                let scale = 0.5 / Float(borders[l + 1] - borders[l])
                 for band in 0..<m {
                     let r = hr + (band + kx) * 40, q = hi + (band + kx) * 40
                     // 8 slots a vector, then one at a time.
@@ -196,14 +210,14 @@ extension SBRDecoder {
                     s.current[row + band] = sum * scale
                 }
             } else {
-                let table = c.resolution[l + 1] == 1 ? t.high : t.low
+                let table = resolution[l + 1] == 1 ? high : low
                 for p in 0..<table.count - 1 {
                     var sum: Float = 0
                     for band in table[p]..<table[p + 1] {
                         let r = hr + band * 40, q = hi + band * 40
                         for i in lo..<hiSlot { sum += r[i] * r[i] + q[i] * q[i] }
                     }
-                    sum /= Float(2 * (c.borders[l + 1] - c.borders[l]) * (table[p + 1] - table[p]))
+                    sum /= Float(2 * (borders[l + 1] - borders[l]) * (table[p + 1] - table[p]))
                     for band in table[p]..<table[p + 1] { s.current[row + band - kx] = sum }
                 }
             }
@@ -221,15 +235,15 @@ extension SBRDecoder {
             (s.sineLevel + row).update(repeating: 0, count: 64)
             let noisy: Float = l == c.transient || l == c.previousTransient ? 0 : 1
             for b in 0..<t.limiterCount {
-                let lo = t.limiter[b] - kx, hiBand = t.limiter[b + 1] - kx
+                let lo = limiter[b] - kx, hiBand = limiter[b + 1] - kx
                 var sumOrig: Float = 0, sumCurr: Float = 0
                 for band in lo..<hiBand {
                     let i = row + band
                     let e = s.origMapped[i], q = s.noiseMapped[i]
                     let share = e / (1 + q)
                     s.noiseLevel[i] = (share * q).squareRoot()
-                    s.sineLevel[i] = s.sineIndexMapped[(l + 1) * 64 + band] ? share.squareRoot() : 0
-                    if s.sineMapped[i] {
+                    s.sineLevel[i] = sineIndexMapped[(l + 1) * 64 + band] ? share.squareRoot() : 0
+                    if sineMapped[i] {
                         s.gain[i] = (e * q / ((1 + s.current[i]) * (1 + q))).squareRoot()
                     } else {
                         s.gain[i] = (e / ((1 + s.current[i]) * (1 + q * noisy))).squareRoot()
