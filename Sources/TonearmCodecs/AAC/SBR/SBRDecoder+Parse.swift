@@ -379,15 +379,23 @@ extension SBRDecoder {
         }
         for c in channels {
             let alpha: Float = c.ampRes == 1 ? 1 : 0.5
+            // The arrays out of the channel while in use, so that their accesses are not
+            // checked one at a time.
+            let envelopeQ = c.envelopeQ, noiseQ = c.noiseQ, resolution = c.resolution
+            var envelope = [Float](), noise = [Float]()
+            swap(&envelope, &c.envelope)
+            swap(&noise, &c.noise)
             for l in 0..<c.envelopeCount {
-                for k in 0..<(c.resolution[l + 1] == 1 ? t.highCount : t.lowCount) {
-                    let e = exp2f(alpha * Float(c.envelopeQ[(l + 1) * 64 + k]) + 6)
-                    c.envelope[l * 64 + k] = e > 1e20 ? 1 : e
+                for k in 0..<(resolution[l + 1] == 1 ? t.highCount : t.lowCount) {
+                    let e = exp2f(alpha * Float(envelopeQ[(l + 1) * 64 + k]) + 6)
+                    envelope[l * 64 + k] = e > 1e20 ? 1 : e
                 }
             }
             for l in 0..<c.noiseCount {
-                for k in 0..<t.noiseCount { c.noise[l * 5 + k] = exp2f(Float(6 - c.noiseQ[(l + 1) * 5 + k])) }
+                for k in 0..<t.noiseCount { noise[l * 5 + k] = exp2f(Float(6 - noiseQ[(l + 1) * 5 + k])) }
             }
+            swap(&envelope, &c.envelope)
+            swap(&noise, &c.noise)
         }
     }
 }

@@ -211,9 +211,18 @@ final class SBRDecoder {
                     im[k] = xi[k * 40 + slot + 2]
                 }
             }
-            for k in max(lowEnd, 0)..<min(highEnd, 64) {
+            // The adjusted high band, 8 bands a vector, then one at a time.
+            var k = max(lowEnd, 0)
+            let highTop = min(highEnd, 64)
+            while k + 8 <= highTop {
+                sbrStore8(sbrLoad8(hr + row * 64 + k), re + k)
+                sbrStore8(sbrLoad8(hi + row * 64 + k), im + k)
+                k += 8
+            }
+            while k < highTop {
                 re[k] = hr[row * 64 + k]
                 im[k] = hi[row * 64 + k]
+                k += 1
             }
         }
         // The low band of the frame's own slots: X_Low transposed, 4 bands × 4 slots at a time.
