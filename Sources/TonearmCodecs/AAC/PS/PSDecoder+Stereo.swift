@@ -84,15 +84,33 @@ extension PSDecoder {
         // borders[e] + 1 … borders[e + 1]) from row e to row e + 1, reached at its last slot.
         let phased = p.enableIPDOPD
         let coefficients = w.coefficients
+        let rowCount = phased ? 8 : 4
+        let ramp = SIMD8<Float>(0, 1, 2, 3, 4, 5, 6, 7)
         for e in 0..<envelopes {
+            let start = p.borders[e], stop = p.borders[e + 1]
+            let first = max(start + 1, 0), last = min(stop, 31)
+            guard stop > start, first <= last else { continue }
+            let width = 1 / Float(stop - start)
             for b in 0..<parameterBands {
-                let rows = coefficients + b * 8 * 32
+                // The 8 coefficients of the band a lane each (real parts, then imaginary).
+                var from = SIMD8<Float>(), to = from
                 for c in 0..<4 {
-                    let from = c * coefficient + e * row + b
-                    Self.interpolate(w.hRe[from], w.hRe[from + row], p.borders[e], p.borders[e + 1], into: rows + c * 32)
-                    if phased {
-                        Self.interpolate(w.hIm[from], w.hIm[from + row], p.borders[e], p.borders[e + 1], into: rows + (4 + c) * 32)
-                    }
+                    let at = c * coefficient + e * row + b
+                    from[c] = w.hRe[at]; to[c] = w.hRe[at + row]
+                    from[4 + c] = w.hIm[at]; to[4 + c] = w.hIm[at + row]
+                }
+                let step = (to - from) * width
+                let rows = coefficients + b * 8 * 32
+                var n = first
+                while n + 8 <= last + 1 {
+                    let t = Float(n - start) + ramp
+                    for c in 0..<rowCount { sbrStore8(from[c] + step[c] * t, rows + c * 32 + n) }
+                    n += 8
+                }
+                while n <= last {
+                    let t = Float(n - start)
+                    for c in 0..<rowCount { rows[c * 32 + n] = from[c] + step[c] * t }
+                    n += 1
                 }
             }
         }
