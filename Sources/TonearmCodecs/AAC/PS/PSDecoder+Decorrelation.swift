@@ -95,7 +95,6 @@ extension PSDecoder {
         let phases = is34 ? PSTables.phases34 : PSTables.phases20
         let allpassTop = min(allpassBands, top)
         let linkRe = w.linkRe, linkIm = w.linkIm
-        let start0 = w.linkPhase[0], start1 = w.linkPhase[1], start2 = w.linkPhase[2]
         let a = PSTables.allpassCoefficient
         precondition(phases.count >= allpassBands * 8 && bandOf.count >= allpassBands)
         for k0 in stride(from: 0, to: allpassTop, by: 4) {
@@ -127,49 +126,58 @@ extension PSDecoder {
             let (i0, i1, i2, i3) = (output(k0, outIm), output(k0 + 1, outIm), output(k0 + 2, outIm), output(k0 + 3, outIm))
             let ring = k0 / 4 * PSWork.linkEntries
             let ring0 = ring + PSWork.linkOffset[0], ring1 = ring + PSWork.linkOffset[1], ring2 = ring + PSWork.linkOffset[2]
-            var p0 = start0, p1 = start1, p2 = start2
-            /// One slot of the 4 bands: the input after the 2-slot delay, the output before the gain.
-            @inline(__always) func chain(_ xr: SIMD4<Float>, _ xi: SIMD4<Float>) -> (SIMD4<Float>, SIMD4<Float>) {
+            /// Slot n of the 4 bands: the input after the 2-slot delay, the output before the
+            /// gain. Link m reads its line `delay` slots back (entry n) and writes slot n.
+            @inline(__always) func chain(_ n: Int, _ xr: SIMD4<Float>, _ xi: SIMD4<Float>) -> (SIMD4<Float>, SIMD4<Float>) {
                 var sRe = xr * phiRe - xi * phiIm
                 var sIm = xr * phiIm + xi * phiRe
-                // Link m: out = Q·ring − a·in; the ring takes in + a·out.
-                var lr = linkRe[ring0 + p0], li = linkIm[ring0 + p0]
+                // Link m: out = Q·line − a·in; the line takes in + a·out.
+                var lr = linkRe[ring0 + n], li = linkIm[ring0 + n]
                 var oRe = lr * q0Re - li * q0Im - a0 * sRe
                 var oIm = lr * q0Im + li * q0Re - a0 * sIm
-                linkRe[ring0 + p0] = sRe + a0 * oRe
-                linkIm[ring0 + p0] = sIm + a0 * oIm
+                linkRe[ring0 + 3 + n] = sRe + a0 * oRe
+                linkIm[ring0 + 3 + n] = sIm + a0 * oIm
                 sRe = oRe; sIm = oIm
-                lr = linkRe[ring1 + p1]; li = linkIm[ring1 + p1]
+                lr = linkRe[ring1 + n]; li = linkIm[ring1 + n]
                 oRe = lr * q1Re - li * q1Im - a1 * sRe
                 oIm = lr * q1Im + li * q1Re - a1 * sIm
-                linkRe[ring1 + p1] = sRe + a1 * oRe
-                linkIm[ring1 + p1] = sIm + a1 * oIm
+                linkRe[ring1 + 4 + n] = sRe + a1 * oRe
+                linkIm[ring1 + 4 + n] = sIm + a1 * oIm
                 sRe = oRe; sIm = oIm
-                lr = linkRe[ring2 + p2]; li = linkIm[ring2 + p2]
+                lr = linkRe[ring2 + n]; li = linkIm[ring2 + n]
                 oRe = lr * q2Re - li * q2Im - a2 * sRe
                 oIm = lr * q2Im + li * q2Re - a2 * sIm
-                linkRe[ring2 + p2] = sRe + a2 * oRe
-                linkIm[ring2 + p2] = sIm + a2 * oIm
-                p0 = p0 == 2 ? 0 : p0 + 1
-                p1 = p1 == 3 ? 0 : p1 + 1
-                p2 = p2 == 4 ? 0 : p2 + 1
+                linkRe[ring2 + 5 + n] = sRe + a2 * oRe
+                linkIm[ring2 + 5 + n] = sIm + a2 * oIm
                 return (oRe, oIm)
             }
             // 4 slots at a time: the bands' rows transposed into one vector a slot, and back.
-            for n in stride(from: 0, to: 32, by: 4) {
+            var n = 0
+            while n < 32 {
                 let xr = sbrTranspose4(sbrLoad4(x0 + n), sbrLoad4(x1 + n), sbrLoad4(x2 + n), sbrLoad4(x3 + n))
                 let xi = sbrTranspose4(sbrLoad4(y0 + n), sbrLoad4(y1 + n), sbrLoad4(y2 + n), sbrLoad4(y3 + n))
                 let g = sbrTranspose4(sbrLoad4(g0 + n), sbrLoad4(g1 + n), sbrLoad4(g2 + n), sbrLoad4(g3 + n))
-                let s0 = chain(xr.0, xi.0), s1 = chain(xr.1, xi.1), s2 = chain(xr.2, xi.2), s3 = chain(xr.3, xi.3)
+                let s0 = chain(n, xr.0, xi.0), s1 = chain(n + 1, xr.1, xi.1)
+                let s2 = chain(n + 2, xr.2, xi.2), s3 = chain(n + 3, xr.3, xi.3)
                 let dr = sbrTranspose4(g.0 * s0.0, g.1 * s1.0, g.2 * s2.0, g.3 * s3.0)
                 let di = sbrTranspose4(g.0 * s0.1, g.1 * s1.1, g.2 * s2.1, g.3 * s3.1)
                 sbrStore4(dr.0, r0 + n); sbrStore4(dr.1, r1 + n); sbrStore4(dr.2, r2 + n); sbrStore4(dr.3, r3 + n)
                 sbrStore4(di.0, i0 + n); sbrStore4(di.1, i1 + n); sbrStore4(di.2, i2 + n); sbrStore4(di.3, i3 + n)
+                n += 4
+            }
+            // The last slots become the lines' history.
+            for i in 0..<3 {
+                linkRe[ring0 + i] = linkRe[ring0 + 32 + i]
+                linkIm[ring0 + i] = linkIm[ring0 + 32 + i]
+            }
+            for i in 0..<4 {
+                linkRe[ring1 + i] = linkRe[ring1 + 32 + i]
+                linkIm[ring1 + i] = linkIm[ring1 + 32 + i]
+            }
+            for i in 0..<5 {
+                linkRe[ring2 + i] = linkRe[ring2 + 32 + i]
+                linkIm[ring2 + i] = linkIm[ring2 + 32 + i]
             }
         }
-        // 32 slots on: the rings' positions move by 32 modulo their lengths.
-        w.linkPhase[0] = (start0 + 32) % 3
-        w.linkPhase[1] = (start1 + 32) % 4
-        w.linkPhase[2] = (start2 + 32) % 5
     }
 }

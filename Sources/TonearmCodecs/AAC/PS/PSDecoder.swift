@@ -141,20 +141,19 @@ final class PSWork {
     static let delaySpan = history + 32
     /// The all-pass bands are filtered 4 at a time, one band a lane: 13 groups reach 50 bands.
     static let linkGroups = 13
-    /// Each group's 3 links are rings of their delays (3, 4, 5 slots), 12 entries in all;
-    /// `linkOffset` is where each link's ring starts.
-    static let linkEntries = 12
-    static let linkOffset = [0, 3, 7]
+    /// Each group's 3 links are delay lines of their delays (3, 4, 5 slots) of history, then
+    /// the frame's 32 slots, 108 entries in all; `linkOffset` is where each link's starts.
+    static let linkEntries = 108
+    static let linkOffset = [0, 35, 71]
 
     /// The hybrid matrices, band-major (band × 32 + slot): the mixed left output, and the
     /// decorrelated signal, which the mixing turns into the right output in place.
     let leftRe, leftIm, rightRe, rightIm: UnsafeMutablePointer<Float>
     /// The mono hybrid signal, band × delaySpan + history + slot.
     let delayRe, delayIm: UnsafeMutablePointer<Float>
-    /// The all-pass links' rings: [group × 12 + linkOffset[m] + position], a band a lane.
+    /// The all-pass links' delay lines: [group × 108 + linkOffset[m] + delay + slot], a band
+    /// a lane.
     let linkRe, linkIm: UnsafeMutablePointer<SIMD4<Float>>
-    /// Where each link's ring is: the entry of the slot `linkDelay[m]` slots back.
-    var linkPhase = [0, 0, 0]
     /// The transient detector's state per parameter band, and its per-slot work.
     let peakDecay, powerSmooth, diffSmooth: UnsafeMutablePointer<Float>
     let power, transientGain: UnsafeMutablePointer<Float>
@@ -229,7 +228,6 @@ final class PSWork {
     private func resetLinks() {
         linkRe.update(repeating: .zero, count: Self.linkGroups * Self.linkEntries)
         linkIm.update(repeating: .zero, count: Self.linkGroups * Self.linkEntries)
-        for m in 0..<3 { linkPhase[m] = 0 }
     }
 
     /// The decorrelator's state, cleared when the hybrid configuration changes.
