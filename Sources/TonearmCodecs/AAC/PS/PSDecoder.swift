@@ -84,8 +84,11 @@ final class PSDecoder {
     /// - Parameters:
     ///   - inputReal, inputImag: 38 slots × 64 bands, slot-major (see the type's note).
     ///   - bandLimit: k_x + M.
+    ///   - inputTop: when known, a QMF band at and above which the frame's 32 slots are empty
+    ///     (the slots carried from the last frame may reach above `bandLimit`); else the
+    ///     input is scanned for it.
     ///   - leftReal … rightImag: 32 slots × 64 bands each, slot-major.
-    func process(inputReal: UnsafePointer<Float>, inputImag: UnsafePointer<Float>, bandLimit: Int,
+    func process(inputReal: UnsafePointer<Float>, inputImag: UnsafePointer<Float>, bandLimit: Int, inputTop: Int? = nil,
                  leftReal: UnsafeMutablePointer<Float>, leftImag: UnsafeMutablePointer<Float>,
                  rightReal: UnsafeMutablePointer<Float>, rightImag: UnsafeMutablePointer<Float>) {
         if !parsed { parameters.keep() }
@@ -100,7 +103,7 @@ final class PSDecoder {
         let p = parameters, w = work, is34 = p.is34
         w.beginFrame(is34: is34, was34: p.was34)
         w.clearAbove(bandLimit, is34: is34)
-        let top = activeBands(inputReal, inputImag, bandLimit: bandLimit, is34: is34)
+        let top = activeBands(inputReal, inputImag, bandLimit: bandLimit, inputTop: inputTop, is34: is34)
         hybrid.analyze(re: inputReal, im: inputImag, is34: is34,
                        outRe: w.delayRe + PSWork.history, outIm: w.delayIm + PSWork.history,
                        stride: PSWork.delaySpan, top: top)
@@ -115,12 +118,14 @@ final class PSDecoder {
     /// above `bandLimit`), and those whose delay lines `clearAbove` did not clear. Above
     /// them the input is empty and the decorrelator's state is cleared, so every output is
     /// zero and the bands are skipped.
-    private func activeBands(_ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>, bandLimit: Int, is34: Bool) -> Int {
+    private func activeBands(_ re: UnsafePointer<Float>, _ im: UnsafePointer<Float>, bandLimit: Int, inputTop: Int?,
+                             is34: Bool) -> Int {
         let bands = PSHybrid.bandCount(is34: is34)
         let split = PSHybrid.splitBands(is34: is34), first = PSHybrid.hybridBands(is34: is34)
         let limit = min(max(bandLimit, split), 64)
         var topQMF = limit
-        for slot in 0..<32 {
+        if let inputTop { topQMF = min(max(inputTop, limit), 64) }
+        for slot in 0..<(inputTop == nil ? 32 : 0) {
             let r = re + slot * 64, i = im + slot * 64
             var band = 63
             while band >= topQMF {

@@ -252,14 +252,16 @@ final class SBRDecoder {
                 c.synthesis.synthesize(real: matrixRe + 64 * slot, imag: matrixIm + 64 * slot, into: output + 64 * slot)
             }
         }
-        if let stereo, let right { applyStereo(stereo, c, output, right) }
+        // Above the highest band of the high band (the carried slots' or the frame's), X is empty.
+        let inputTop = max(carried > 0 ? previousKx + previousM : 0, kx + m)
+        if let stereo, let right { applyStereo(stereo, c, output, right, inputTop: inputTop) }
     }
 
     /// PS (§8.6.4) between HF adjustment and synthesis: X gets the 6 slots of low bands that
     /// follow the frame (X_Low's last, the hybrid filters' lookahead), PS turns it into a left
     /// and a right matrix, and each has its synthesis bank.
     private func applyStereo(_ st: SBRStereo, _ c: SBRChannel, _ left: UnsafeMutablePointer<Float>,
-                             _ right: UnsafeMutablePointer<Float>) {
+                             _ right: UnsafeMutablePointer<Float>, inputTop: Int) {
         let xr = scratch.lowReal, xi = scratch.lowImag
         for slot in 32..<38 {
             let re = st.inputReal + 64 * slot, im = st.inputImag + 64 * slot
@@ -270,7 +272,7 @@ final class SBRDecoder {
                 im[k] = xi[k * 40 + slot + 2]
             }
         }
-        st.ps.process(inputReal: st.inputReal, inputImag: st.inputImag, bandLimit: kx + m,
+        st.ps.process(inputReal: st.inputReal, inputImag: st.inputImag, bandLimit: kx + m, inputTop: inputTop,
                       leftReal: st.leftReal, leftImag: st.leftImag, rightReal: st.rightReal, rightImag: st.rightImag)
         for slot in 0..<32 {
             c.synthesis.synthesize(real: st.leftReal + 64 * slot, imag: st.leftImag + 64 * slot, into: left + 64 * slot)
