@@ -10,89 +10,173 @@
 // over 1.5 × the smoothed excess of the peak, where that is below 1.
 
 extension PSDecoder {
+    /// One frame with the mono hybrid signal in ``PSWork/leftRe`` and ``PSWork/leftIm``
+    /// (band-major, all bands), as ``process(inputReal:inputImag:bandLimit:leftReal:leftImag:rightReal:rightImag:)``
+    /// would have it from the hybrid analysis.
     func decorrelate(_ p: PSParameters) {
+        let w = work, bands = PSHybrid.bandCount(is34: p.is34)
+        w.beginFrame(is34: p.is34, was34: p.was34)
+        for k in 0..<bands {
+            (w.delayRe + k * PSWork.delaySpan + PSWork.history).update(from: w.leftRe + k * 32, count: 32)
+            (w.delayIm + k * PSWork.delaySpan + PSWork.history).update(from: w.leftIm + k * 32, count: 32)
+        }
+        decorrelate(p, top: bands)
+    }
+
+    /// The decorrelated signal of the hybrid bands below `top` into ``PSWork/rightRe`` and
+    /// ``PSWork/rightIm``, from the delay lines (their frame written, their history advanced).
+    func decorrelate(_ p: PSParameters, top: Int) {
         let w = work, is34 = p.is34
-        if is34 != p.was34 { w.resetDecorrelator() }
         let bands = PSHybrid.bandCount(is34: is34), parameterBands = is34 ? 34 : 20
+        let top = min(max(top, 0), bands)
         let allpassBands = is34 ? 50 : 30, shortDelayBand = is34 ? 62 : 42, decayStart = is34 ? 32 : 10
         let bandOf = is34 ? PSTables.bandOfHybrid34 : PSTables.bandOfHybrid20
-        let s = (re: UnsafePointer(w.leftRe), im: UnsafePointer(w.leftIm))
+        let span = PSWork.delaySpan, history = PSWork.history
+        let delayRe = w.delayRe + history, delayIm = w.delayIm + history
+        let powerRows = w.power, gains = w.transientGain
 
         // The power of each parameter band, per slot.
-        w.power.update(repeating: 0, count: 34 * 32)
-        for k in 0..<bands {
-            let row = w.power + bandOf[k] * 32
-            for n in 0..<32 {
-                let re = s.re[k * 32 + n], im = s.im[k * 32 + n]
-                row[n] += re * re + im * im
+        sbrZero(powerRows, 36 * 32)
+        bandOf.withUnsafeBufferPointer { bandOf in
+            for k in 0..<top {
+                let row = powerRows + bandOf[k] * 32
+                let re = delayRe + k * span, im = delayIm + k * span
+                for n in stride(from: 0, to: 32, by: 8) {
+                    let r = sbrLoad8(re + n), i = sbrLoad8(im + n)
+                    sbrStore8(sbrLoad8(row + n) + (r * r + i * i), row + n)
+                }
             }
         }
-        // The transient detector's gain, per parameter band and slot.
-        for i in 0..<parameterBands {
-            var peak = w.peakDecay[i], smooth = w.powerSmooth[i], diff = w.diffSmooth[i]
-            for n in 0..<32 {
-                let power = w.power[i * 32 + n]
-                peak = max(PSTables.peakDecay * peak, power)
-                smooth += PSTables.smoothing * (power - smooth)
-                diff += PSTables.smoothing * (peak - power - diff)
-                let denominator = PSTables.transientImpact * diff
-                w.transientGain[i * 32 + n] = denominator > smooth ? smooth / denominator : 1
+        // The transient detector's gain, per parameter band and slot: 4 bands at a time, a
+        // band a lane (rows 34 and 35 are padding, their power zero).
+        let decay = PSTables.peakDecay, smoothing = PSTables.smoothing, impact = PSTables.transientImpact
+        for i in stride(from: 0, to: parameterBands, by: 4) {
+            var peak = sbrLoad4(w.peakDecay + i), smooth = sbrLoad4(w.powerSmooth + i), diff = sbrLoad4(w.diffSmooth + i)
+            let rows = powerRows + i * 32, gain = gains + i * 32
+            @inline(__always) func step(_ power: SIMD4<Float>) -> SIMD4<Float> {
+                let decayed = decay * peak
+                peak = decayed.replacing(with: power, where: power .>= decayed)
+                smooth += smoothing * (power - smooth)
+                diff += smoothing * (peak - power - diff)
+                let denominator = impact * diff
+                return (smooth / denominator).replacing(with: 1, where: .!(denominator .> smooth))
             }
-            w.peakDecay[i] = peak
-            w.powerSmooth[i] = smooth
-            w.diffSmooth[i] = diff
+            for n in stride(from: 0, to: 32, by: 4) {
+                let p = sbrTranspose4(sbrLoad4(rows + n), sbrLoad4(rows + 32 + n), sbrLoad4(rows + 64 + n), sbrLoad4(rows + 96 + n))
+                let g0 = step(p.0), g1 = step(p.1), g2 = step(p.2), g3 = step(p.3)
+                let g = sbrTranspose4(g0, g1, g2, g3)
+                sbrStore4(g.0, gain + n)
+                sbrStore4(g.1, gain + 32 + n)
+                sbrStore4(g.2, gain + 64 + n)
+                sbrStore4(g.3, gain + 96 + n)
+            }
+            sbrStore4(peak, w.peakDecay + i)
+            sbrStore4(smooth, w.powerSmooth + i)
+            sbrStore4(diff, w.diffSmooth + i)
         }
 
-        let phases = is34 ? PSTables.phases34 : PSTables.phases20
-        let linkDelay = PSTables.linkDelay
-        let span = PSWork.delaySpan, history = span - 32, linkSpan = PSWork.linkSpan
-        for k in 0..<bands {
-            // The band's delay line: its last 14 slots, then this frame's.
-            let dr = w.delayRe + k * span, di = w.delayIm + k * span
-            dr.update(from: dr + 32, count: history)
-            di.update(from: di + 32, count: history)
-            (dr + history).update(from: s.re + k * 32, count: 32)
-            (di + history).update(from: s.im + k * 32, count: 32)
-            let gain = w.transientGain + bandOf[k] * 32
-            let outRe = w.rightRe + k * 32, outIm = w.rightIm + k * 32
-            if k >= allpassBands {
+        let outRe = w.rightRe, outIm = w.rightIm
+        // The delay-only bands.
+        bandOf.withUnsafeBufferPointer { bandOf in
+            for k in min(allpassBands, top)..<top {
                 let delay = k < shortDelayBand ? 14 : 1
-                for n in 0..<32 {
-                    outRe[n] = gain[n] * dr[history + n - delay]
-                    outIm[n] = gain[n] * di[history + n - delay]
+                let gain = gains + bandOf[k] * 32
+                let re = delayRe + k * span - delay, im = delayIm + k * span - delay
+                for n in stride(from: 0, to: 32, by: 8) {
+                    let g = sbrLoad8(gain + n)
+                    sbrStore8(g * sbrLoad8(re + n), outRe + k * 32 + n)
+                    sbrStore8(g * sbrLoad8(im + n), outIm + k * 32 + n)
                 }
-                continue
             }
-            let decay = min(max(1 - 0.05 * Float(k - decayStart), 0), 1)
-            let phi = (re: phases[k * 8], im: phases[k * 8 + 1])
-            var qRe = SIMD4<Float>(), qIm = qRe, a = qRe
-            for m in 0..<3 {
-                qRe[m] = phases[k * 8 + 2 + 2 * m]
-                qIm[m] = phases[k * 8 + 3 + 2 * m]
-                a[m] = PSTables.allpassCoefficient[m] * decay
+        }
+
+        // The all-pass bands, 4 at a time: each band a lane of the links' rings. Unused lanes
+        // read zeros, which keep their rings at zero, and write to a sink.
+        let phases = is34 ? PSTables.phases34 : PSTables.phases20
+        let allpassTop = min(allpassBands, top)
+        let linkRe = w.linkRe, linkIm = w.linkIm
+        let a = PSTables.allpassCoefficient
+        precondition(phases.count >= allpassBands * 8 && bandOf.count >= allpassBands)
+        for k0 in stride(from: 0, to: allpassTop, by: 4) {
+            var phiRe = SIMD4<Float>(), phiIm = phiRe
+            var q0Re = phiRe, q0Im = phiRe, q1Re = phiRe, q1Im = phiRe, q2Re = phiRe, q2Im = phiRe
+            var a0 = phiRe, a1 = phiRe, a2 = phiRe
+            for lane in 0..<min(4, allpassTop - k0) {
+                let k = k0 + lane, t = k * 8
+                let attenuation = min(max(1 - 0.05 * Float(k - decayStart), 0), 1)
+                phiRe[lane] = phases[t]; phiIm[lane] = phases[t + 1]
+                q0Re[lane] = phases[t + 2]; q0Im[lane] = phases[t + 3]
+                q1Re[lane] = phases[t + 4]; q1Im[lane] = phases[t + 5]
+                q2Re[lane] = phases[t + 6]; q2Im[lane] = phases[t + 7]
+                a0[lane] = a[0] * attenuation; a1[lane] = a[1] * attenuation; a2[lane] = a[2] * attenuation
             }
-            let linkRe = w.linkRe + k * 3 * linkSpan, linkIm = w.linkIm + k * 3 * linkSpan
-            for m in 0..<3 {
-                (linkRe + m * linkSpan).update(from: linkRe + m * linkSpan + 32, count: 5)
-                (linkIm + m * linkSpan).update(from: linkIm + m * linkSpan + 32, count: 5)
+            // Per lane: the input (the link chain follows a delay of 2 slots), the gain and the output.
+            let zeros = UnsafePointer(w.zeros), sink = w.sink
+            func input(_ k: Int, _ base: UnsafeMutablePointer<Float>) -> UnsafePointer<Float> {
+                k < allpassTop ? UnsafePointer(base + k * span - 2) : zeros
             }
-            for n in 0..<32 {
-                let xr = dr[history + n - 2], xi = di[history + n - 2]
-                var inRe = xr * phi.re - xi * phi.im
-                var inIm = xr * phi.im + xi * phi.re
-                for m in 0..<3 {
-                    let lRe = linkRe + m * linkSpan, lIm = linkIm + m * linkSpan
-                    let at = n + 5 - linkDelay[m]
-                    let lr = lRe[at], li = lIm[at]
-                    let outR = lr * qRe[m] - li * qIm[m] - a[m] * inRe
-                    let outI = lr * qIm[m] + li * qRe[m] - a[m] * inIm
-                    lRe[n + 5] = inRe + a[m] * outR
-                    lIm[n + 5] = inIm + a[m] * outI
-                    inRe = outR
-                    inIm = outI
-                }
-                outRe[n] = gain[n] * inRe
-                outIm[n] = gain[n] * inIm
+            func gain(_ k: Int) -> UnsafePointer<Float> { k < allpassTop ? UnsafePointer(gains + bandOf[k] * 32) : zeros }
+            func output(_ k: Int, _ base: UnsafeMutablePointer<Float>) -> UnsafeMutablePointer<Float> {
+                k < allpassTop ? base + k * 32 : sink
+            }
+            let (x0, x1, x2, x3) = (input(k0, delayRe), input(k0 + 1, delayRe), input(k0 + 2, delayRe), input(k0 + 3, delayRe))
+            let (y0, y1, y2, y3) = (input(k0, delayIm), input(k0 + 1, delayIm), input(k0 + 2, delayIm), input(k0 + 3, delayIm))
+            let (g0, g1, g2, g3) = (gain(k0), gain(k0 + 1), gain(k0 + 2), gain(k0 + 3))
+            let (r0, r1, r2, r3) = (output(k0, outRe), output(k0 + 1, outRe), output(k0 + 2, outRe), output(k0 + 3, outRe))
+            let (i0, i1, i2, i3) = (output(k0, outIm), output(k0 + 1, outIm), output(k0 + 2, outIm), output(k0 + 3, outIm))
+            let ring = k0 / 4 * PSWork.linkEntries
+            let ring0 = ring + PSWork.linkOffset[0], ring1 = ring + PSWork.linkOffset[1], ring2 = ring + PSWork.linkOffset[2]
+            /// Slot n of the 4 bands: the input after the 2-slot delay, the output before the
+            /// gain. Link m reads its line `delay` slots back (entry n) and writes slot n.
+            @inline(__always) func chain(_ n: Int, _ xr: SIMD4<Float>, _ xi: SIMD4<Float>) -> (SIMD4<Float>, SIMD4<Float>) {
+                var sRe = xr * phiRe - xi * phiIm
+                var sIm = xr * phiIm + xi * phiRe
+                // Link m: out = Q·line − a·in; the line takes in + a·out.
+                var lr = linkRe[ring0 + n], li = linkIm[ring0 + n]
+                var oRe = lr * q0Re - li * q0Im - a0 * sRe
+                var oIm = lr * q0Im + li * q0Re - a0 * sIm
+                linkRe[ring0 + 3 + n] = sRe + a0 * oRe
+                linkIm[ring0 + 3 + n] = sIm + a0 * oIm
+                sRe = oRe; sIm = oIm
+                lr = linkRe[ring1 + n]; li = linkIm[ring1 + n]
+                oRe = lr * q1Re - li * q1Im - a1 * sRe
+                oIm = lr * q1Im + li * q1Re - a1 * sIm
+                linkRe[ring1 + 4 + n] = sRe + a1 * oRe
+                linkIm[ring1 + 4 + n] = sIm + a1 * oIm
+                sRe = oRe; sIm = oIm
+                lr = linkRe[ring2 + n]; li = linkIm[ring2 + n]
+                oRe = lr * q2Re - li * q2Im - a2 * sRe
+                oIm = lr * q2Im + li * q2Re - a2 * sIm
+                linkRe[ring2 + 5 + n] = sRe + a2 * oRe
+                linkIm[ring2 + 5 + n] = sIm + a2 * oIm
+                return (oRe, oIm)
+            }
+            // 4 slots at a time: the bands' rows transposed into one vector a slot, and back.
+            var n = 0
+            while n < 32 {
+                let xr = sbrTranspose4(sbrLoad4(x0 + n), sbrLoad4(x1 + n), sbrLoad4(x2 + n), sbrLoad4(x3 + n))
+                let xi = sbrTranspose4(sbrLoad4(y0 + n), sbrLoad4(y1 + n), sbrLoad4(y2 + n), sbrLoad4(y3 + n))
+                let g = sbrTranspose4(sbrLoad4(g0 + n), sbrLoad4(g1 + n), sbrLoad4(g2 + n), sbrLoad4(g3 + n))
+                let s0 = chain(n, xr.0, xi.0), s1 = chain(n + 1, xr.1, xi.1)
+                let s2 = chain(n + 2, xr.2, xi.2), s3 = chain(n + 3, xr.3, xi.3)
+                let dr = sbrTranspose4(g.0 * s0.0, g.1 * s1.0, g.2 * s2.0, g.3 * s3.0)
+                let di = sbrTranspose4(g.0 * s0.1, g.1 * s1.1, g.2 * s2.1, g.3 * s3.1)
+                sbrStore4(dr.0, r0 + n); sbrStore4(dr.1, r1 + n); sbrStore4(dr.2, r2 + n); sbrStore4(dr.3, r3 + n)
+                sbrStore4(di.0, i0 + n); sbrStore4(di.1, i1 + n); sbrStore4(di.2, i2 + n); sbrStore4(di.3, i3 + n)
+                n += 4
+            }
+            // The last slots become the lines' history.
+            for i in 0..<3 {
+                linkRe[ring0 + i] = linkRe[ring0 + 32 + i]
+                linkIm[ring0 + i] = linkIm[ring0 + 32 + i]
+            }
+            for i in 0..<4 {
+                linkRe[ring1 + i] = linkRe[ring1 + 32 + i]
+                linkIm[ring1 + i] = linkIm[ring1 + 32 + i]
+            }
+            for i in 0..<5 {
+                linkRe[ring2 + i] = linkRe[ring2 + 32 + i]
+                linkIm[ring2 + i] = linkIm[ring2 + 32 + i]
             }
         }
     }

@@ -7,7 +7,9 @@
 // frame's for the first) to its own, reached at the envelope's last slot.
 
 extension PSDecoder {
-    func mix(_ p: PSParameters) {
+    /// Mixes the hybrid bands below `top`: the mono signal (the delay lines' frame) and the
+    /// decorrelated one into ``PSWork/leftRe`` and ``PSWork/rightRe`` (in place).
+    func mix(_ p: PSParameters, top: Int) {
         let w = work, is34 = p.is34
         let parameterBands = is34 ? 34 : 20, phaseBands = is34 ? 17 : 11
         let bands = PSHybrid.bandCount(is34: is34)
@@ -23,11 +25,11 @@ extension PSDecoder {
             }
         }
         let envelopes = p.envelopeCount
-        Self.map(p.iid, from: p.iidBands, is34: is34, full: true, envelopes: envelopes, into: &w.iid)
-        Self.map(p.icc, from: p.iccBands, is34: is34, full: true, envelopes: envelopes, into: &w.icc)
+        Self.map(p.iid, from: p.iidBands, is34: is34, full: true, envelopes: envelopes, into: w.iid)
+        Self.map(p.icc, from: p.iccBands, is34: is34, full: true, envelopes: envelopes, into: w.icc)
         if p.enableIPDOPD {
-            Self.map(p.ipd, from: p.ipdBands, is34: is34, full: false, envelopes: envelopes, into: &w.ipd)
-            Self.map(p.opd, from: p.ipdBands, is34: is34, full: false, envelopes: envelopes, into: &w.opd)
+            Self.map(p.ipd, from: p.ipdBands, is34: is34, full: false, envelopes: envelopes, into: w.ipd)
+            Self.map(p.opd, from: p.ipdBands, is34: is34, full: false, envelopes: envelopes, into: w.opd)
         }
         if is34 != p.was34 {
             // The last frame's matrices to this frame's resolution; the phase history restarts.
@@ -76,47 +78,102 @@ extension PSDecoder {
                 w.hRe[2 * coefficient + at] = h.2
                 w.hRe[3 * coefficient + at] = h.3
             }
+        }
 
+        // The matrices of each parameter band at each slot: across envelope e (slots
+        // borders[e] + 1 … borders[e + 1]) from row e to row e + 1, reached at its last slot.
+        let phased = p.enableIPDOPD
+        let coefficients = w.coefficients
+        let rowCount = phased ? 8 : 4
+        let ramp = SIMD8<Float>(0, 1, 2, 3, 4, 5, 6, 7)
+        for e in 0..<envelopes {
             let start = p.borders[e], stop = p.borders[e + 1]
-            guard stop > start else { continue }
+            let first = max(start + 1, 0), last = min(stop, 31)
+            guard stop > start, first <= last else { continue }
             let width = 1 / Float(stop - start)
-            for k in 0..<bands {
-                let b = bandOf[k]
-                var hr = SIMD4<Float>(), stepRe = hr, hi = hr, stepIm = hr
+            for b in 0..<parameterBands {
+                // The 8 coefficients of the band a lane each (real parts, then imaginary).
+                var from = SIMD8<Float>(), to = from
                 for c in 0..<4 {
-                    let from = c * coefficient + e * row + b
-                    hr[c] = w.hRe[from]
-                    stepRe[c] = (w.hRe[from + row] - hr[c]) * width
+                    let at = c * coefficient + e * row + b
+                    from[c] = w.hRe[at]; to[c] = w.hRe[at + row]
+                    from[4 + c] = w.hIm[at]; to[4 + c] = w.hIm[at + row]
                 }
-                let sRe = w.leftRe + k * 32, sIm = w.leftIm + k * 32
-                let dRe = w.rightRe + k * 32, dIm = w.rightIm + k * 32
-                if p.enableIPDOPD {
-                    let negated = is34 ? (9...13).contains(k) : k <= 1
-                    for c in 0..<4 {
-                        let from = c * coefficient + e * row + b
-                        hi[c] = negated ? -w.hIm[from] : w.hIm[from]
-                        stepIm[c] = (w.hIm[from + row] - hi[c]) * width
-                    }
-                    for n in start + 1...stop {
-                        hr += stepRe
-                        hi += stepIm
-                        let lr = sRe[n], li = sIm[n], rr = dRe[n], ri = dIm[n]
-                        sRe[n] = hr[0] * lr + hr[2] * rr - hi[0] * li - hi[2] * ri
-                        sIm[n] = hr[0] * li + hr[2] * ri + hi[0] * lr + hi[2] * rr
-                        dRe[n] = hr[1] * lr + hr[3] * rr - hi[1] * li - hi[3] * ri
-                        dIm[n] = hr[1] * li + hr[3] * ri + hi[1] * lr + hi[3] * rr
-                    }
-                } else {
-                    for n in start + 1...stop {
-                        hr += stepRe
-                        let lr = sRe[n], li = sIm[n], rr = dRe[n], ri = dIm[n]
-                        sRe[n] = hr[0] * lr + hr[2] * rr
-                        sIm[n] = hr[0] * li + hr[2] * ri
-                        dRe[n] = hr[1] * lr + hr[3] * rr
-                        dIm[n] = hr[1] * li + hr[3] * ri
-                    }
+                let step = (to - from) * width
+                let rows = coefficients + b * 8 * 32
+                var n = first
+                while n + 8 <= last + 1 {
+                    let t = Float(n - start) + ramp
+                    for c in 0..<rowCount { sbrStore8(from[c] + step[c] * t, rows + c * 32 + n) }
+                    n += 8
+                }
+                while n <= last {
+                    let t = Float(n - start)
+                    for c in 0..<rowCount { rows[c * 32 + n] = from[c] + step[c] * t }
+                    n += 1
                 }
             }
+        }
+
+        let top = min(max(top, 0), bands)
+        let span = PSWork.delaySpan, history = PSWork.history
+        bandOf.withUnsafeBufferPointer { bandOf in
+            for k in 0..<top {
+                let b = bandOf[k]
+                var h = UnsafePointer(coefficients + b * 8 * 32)
+                if phased && (is34 ? (9...13).contains(k) : k <= 1) {
+                    // The imaginary parts start each envelope negated.
+                    let n = w.negated
+                    n.update(from: h, count: 4 * 32)
+                    for e in 0..<envelopes {
+                        for c in 0..<4 {
+                            let from = c * coefficient + e * row + b
+                            Self.interpolate(-w.hIm[from], w.hIm[from + row], p.borders[e], p.borders[e + 1], into: n + (4 + c) * 32)
+                        }
+                    }
+                    h = UnsafePointer(n)
+                }
+                let sRe = w.delayRe + k * span + history, sIm = w.delayIm + k * span + history
+                let lRe = w.leftRe + k * 32, lIm = w.leftIm + k * 32
+                let dRe = w.rightRe + k * 32, dIm = w.rightIm + k * 32
+                for n in stride(from: 0, to: 32, by: 8) {
+                    let sr = sbrLoad8(sRe + n), si = sbrLoad8(sIm + n), dr = sbrLoad8(dRe + n), di = sbrLoad8(dIm + n)
+                    let h11 = sbrLoad8(h + n), h12 = sbrLoad8(h + 32 + n), h21 = sbrLoad8(h + 64 + n), h22 = sbrLoad8(h + 96 + n)
+                    var lr = h11 * sr + h21 * dr, li = h11 * si + h21 * di
+                    var rr = h12 * sr + h22 * dr, ri = h12 * si + h22 * di
+                    if phased {
+                        let j11 = sbrLoad8(h + 128 + n), j12 = sbrLoad8(h + 160 + n)
+                        let j21 = sbrLoad8(h + 192 + n), j22 = sbrLoad8(h + 224 + n)
+                        lr -= j11 * si + j21 * di
+                        li += j11 * sr + j21 * dr
+                        rr -= j12 * si + j22 * di
+                        ri += j12 * sr + j22 * dr
+                    }
+                    sbrStore8(lr, lRe + n)
+                    sbrStore8(li, lIm + n)
+                    sbrStore8(rr, dRe + n)
+                    sbrStore8(ri, dIm + n)
+                }
+            }
+        }
+    }
+
+    /// One coefficient across an envelope: from `from` at slot `start` (the last envelope's
+    /// end) linearly to `to` at slot `stop`, written at slots start + 1 … stop of `row`.
+    @inline(__always)
+    static func interpolate(_ from: Float, _ to: Float, _ start: Int, _ stop: Int, into row: UnsafeMutablePointer<Float>) {
+        let first = max(start + 1, 0), last = min(stop, 31)
+        guard first <= last else { return }
+        let step = (to - from) / Float(stop - start)
+        var n = first
+        let ramp = SIMD8<Float>(0, 1, 2, 3, 4, 5, 6, 7)
+        while n + 8 <= last + 1 {
+            sbrStore8(from + step * (Float(n - start) + ramp), row + n)
+            n += 8
+        }
+        while n <= last {
+            row[n] = from + step * Float(n - start)
+            n += 1
         }
     }
 
@@ -124,7 +181,7 @@ extension PSDecoder {
     /// the frame's resolution (20 or 34 bands; the first 11 or 17 when not `full`), each the
     /// mean of its sources truncated toward zero (the index mapping of §8.6.4); a band whose source
     /// was not coded is 0.
-    static func map(_ values: [Int8], from: Int, is34: Bool, full: Bool, envelopes: Int, into out: inout [Int]) {
+    static func map(_ values: [Int8], from: Int, is34: Bool, full: Bool, envelopes: Int, into out: UnsafeMutablePointer<Int>) {
         let source = from == 5 || from == 10 ? 10 : from == 11 || from == 20 ? 20 : 34
         let target = is34 ? 34 : 20
         let count = full ? target : (is34 ? 17 : 11)

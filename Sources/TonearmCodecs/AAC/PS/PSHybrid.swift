@@ -22,11 +22,13 @@ final class PSHybrid {
     /// The 8 bands of the 10/20-band configuration's first split, before two pairs are summed.
     private let splitRe = UnsafeMutablePointer<Float>.allocate(capacity: 8 * 32)
     private let splitIm = UnsafeMutablePointer<Float>.allocate(capacity: 8 * 32)
+    /// The complex splits' pair sums and differences of 8 slots.
+    private let pairs = UnsafeMutablePointer<Float>.allocate(capacity: 6 * 32)
 
     init() { reset() }
 
     deinit {
-        for p in [historyRe, historyIm, splitRe, splitIm] { p.deallocate() }
+        for p in [historyRe, historyIm, splitRe, splitIm, pairs] { p.deallocate() }
     }
 
     /// The first split's 8 bands that make each of the 6 hybrid bands of the 10/20-band configuration.
@@ -53,6 +55,13 @@ final class PSHybrid {
     ///   - outRe, outIm: the hybrid matrix, band-major (band × 32 + slot), 71 or 91 bands.
     func analyze(re: UnsafePointer<Float>, im: UnsafePointer<Float>, is34: Bool,
                  outRe: UnsafeMutablePointer<Float>, outIm: UnsafeMutablePointer<Float>) {
+        analyze(re: re, im: im, is34: is34, outRe: outRe, outIm: outIm, stride: 32, top: Self.bandCount(is34: is34))
+    }
+
+    /// Analysis into rows `stride` apart (band × stride + slot). The hybrid bands from `top`
+    /// (at least the split ones') are written as zeros: their QMF bands must be empty.
+    func analyze(re: UnsafePointer<Float>, im: UnsafePointer<Float>, is34: Bool,
+                 outRe: UnsafeMutablePointer<Float>, outIm: UnsafeMutablePointer<Float>, stride: Int, top: Int) {
         let span = Self.span
         let hr = historyRe, hi = historyIm
         for band in 0..<5 {
@@ -62,37 +71,60 @@ final class PSHybrid {
             }
         }
         if is34 {
-            Self.complexSplit(hr, hi, PSTables.filter12, bands: 12, outRe, outIm)
-            Self.complexSplit(hr + span, hi + span, PSTables.filter8Second, bands: 8, outRe + 12 * 32, outIm + 12 * 32)
+            Self.complexSplit(hr, hi, PSTables.filter12, bands: 12, outRe, outIm, stride, pairs)
+            Self.complexSplit(hr + span, hi + span, PSTables.filter8Second, bands: 8,
+                              outRe + 12 * stride, outIm + 12 * stride, stride, pairs)
             for q in 0..<3 {
                 Self.complexSplit(hr + (2 + q) * span, hi + (2 + q) * span, PSTables.filter4, bands: 4,
-                                  outRe + (20 + 4 * q) * 32, outIm + (20 + 4 * q) * 32)
+                                  outRe + (20 + 4 * q) * stride, outIm + (20 + 4 * q) * stride, stride, pairs)
             }
         } else {
             // The 8-band split, then its bands in order of frequency: 6 and 7 (−3/16 and −1/16
             // cycles a slot) first, 0 and 1, then 2+5 and 3+4.
             let tRe = splitRe, tIm = splitIm
-            Self.complexSplit(hr, hi, PSTables.filter8, bands: 8, tRe, tIm)
+            Self.complexSplit(hr, hi, PSTables.filter8, bands: 8, tRe, tIm, 32, pairs)
             for (k, parts) in Self.summed8.enumerated() {
-                for n in 0..<32 {
-                    var sr: Float = 0, si: Float = 0
-                    for q in parts { sr += tRe[q * 32 + n]; si += tIm[q * 32 + n] }
-                    outRe[k * 32 + n] = sr
-                    outIm[k * 32 + n] = si
+                let oRe = outRe + k * stride, oIm = outIm + k * stride
+                for n in Swift.stride(from: 0, to: 32, by: 8) {
+                    var sr = sbrLoad8(tRe + parts[0] * 32 + n), si = sbrLoad8(tIm + parts[0] * 32 + n)
+                    if parts.count > 1 {
+                        sr += sbrLoad8(tRe + parts[1] * 32 + n)
+                        si += sbrLoad8(tIm + parts[1] * 32 + n)
+                    }
+                    sbrStore8(sr, oRe + n)
+                    sbrStore8(si, oIm + n)
                 }
             }
             // Odd QMF bands are spectrally inverted: in band 1 the high-pass half holds the
             // lower frequencies, so it comes first.
-            Self.realSplit(hr + span, hi + span, low: 7, high: 6, outRe, outIm)
-            Self.realSplit(hr + 2 * span, hi + 2 * span, low: 8, high: 9, outRe, outIm)
+            Self.realSplit(hr + span, hi + span, outRe + 7 * stride, outIm + 7 * stride, outRe + 6 * stride, outIm + 6 * stride)
+            Self.realSplit(hr + 2 * span, hi + 2 * span, outRe + 8 * stride, outIm + 8 * stride, outRe + 9 * stride, outIm + 9 * stride)
         }
+        let bands = Self.bandCount(is34: is34)
         let split = Self.splitBands(is34: is34), first = Self.hybridBands(is34: is34)
-        for band in split..<64 {
+        let top = min(max(top, first), bands)
+        // The QMF bands that are not split, transposed to band-major.
+        let topQMF = top - first + split
+        var band = split
+        while band + 4 <= topQMF {
             let k = first + band - split
-            for n in 0..<32 {
-                outRe[k * 32 + n] = re[n * 64 + band]
-                outIm[k * 32 + n] = im[n * 64 + band]
+            for n in Swift.stride(from: 0, to: 32, by: 4) {
+                sbrTransposeBlock(re + n * 64 + band, 64, outRe + k * stride + n, stride)
+                sbrTransposeBlock(im + n * 64 + band, 64, outIm + k * stride + n, stride)
             }
+            band += 4
+        }
+        for band in band..<topQMF {
+            let k = first + band - split
+            let oRe = outRe + k * stride, oIm = outIm + k * stride
+            for n in 0..<32 {
+                oRe[n] = re[n * 64 + band]
+                oIm[n] = im[n * 64 + band]
+            }
+        }
+        for k in top..<bands {
+            (outRe + k * stride).update(repeating: 0, count: 32)
+            (outIm + k * stride).update(repeating: 0, count: 32)
         }
         for band in 0..<5 {
             for i in 0..<6 {
@@ -108,44 +140,88 @@ final class PSHybrid {
     ///   - outRe, outIm: the QMF matrix, slot-major, 32 slots × 64 bands.
     static func synthesize(re: UnsafePointer<Float>, im: UnsafePointer<Float>, is34: Bool,
                            outRe: UnsafeMutablePointer<Float>, outIm: UnsafeMutablePointer<Float>) {
+        synthesize(re: re, im: im, is34: is34, top: bandCount(is34: is34), outRe: outRe, outIm: outIm)
+    }
+
+    /// Synthesis of the hybrid bands below `top` (at least the split ones'); the QMF bands
+    /// of those above are zeros, whatever the matrix holds there.
+    static func synthesize(re: UnsafePointer<Float>, im: UnsafePointer<Float>, is34: Bool, top: Int,
+                           outRe: UnsafeMutablePointer<Float>, outIm: UnsafeMutablePointer<Float>) {
         let widths = is34 ? splitWidths34 : splitWidths20
+        let bands = bandCount(is34: is34), split = splitBands(is34: is34), first = hybridBands(is34: is34)
+        let top = min(max(top, first), bands)
         var k = 0
         for (band, width) in widths.enumerated() {
-            for n in 0..<32 {
-                var sr: Float = 0, si: Float = 0
-                for j in 0..<width { sr += re[(k + j) * 32 + n]; si += im[(k + j) * 32 + n] }
-                outRe[n * 64 + band] = sr
-                outIm[n * 64 + band] = si
+            for n in Swift.stride(from: 0, to: 32, by: 8) {
+                var sr = sbrLoad8(re + k * 32 + n), si = sbrLoad8(im + k * 32 + n)
+                for j in 1..<width {
+                    sr += sbrLoad8(re + (k + j) * 32 + n)
+                    si += sbrLoad8(im + (k + j) * 32 + n)
+                }
+                for i in 0..<8 {
+                    outRe[(n + i) * 64 + band] = sr[i]
+                    outIm[(n + i) * 64 + band] = si[i]
+                }
             }
             k += width
         }
-        for band in widths.count..<64 {
-            for n in 0..<32 {
-                outRe[n * 64 + band] = re[k * 32 + n]
-                outIm[n * 64 + band] = im[k * 32 + n]
+        let topQMF = top - first + split
+        // Hybrid band k is QMF band k − first + split.
+        let iRe = re + (first - split) * 32, iIm = im + (first - split) * 32
+        var band = split
+        while band + 4 <= topQMF {
+            for n in Swift.stride(from: 0, to: 32, by: 4) {
+                sbrTransposeBlock(iRe + band * 32 + n, 32, outRe + n * 64 + band, 64)
+                sbrTransposeBlock(iIm + band * 32 + n, 32, outIm + n * 64 + band, 64)
             }
-            k += 1
+            band += 4
+        }
+        for n in 0..<32 {
+            let oRe = outRe + n * 64, oIm = outIm + n * 64
+            for band in band..<topQMF {
+                oRe[band] = iRe[band * 32 + n]
+                oIm[band] = iIm[band * 32 + n]
+            }
+            for band in topQMF..<64 {
+                oRe[band] = 0
+                oIm[band] = 0
+            }
         }
     }
 
     /// A Q-band complex split of one QMF band's 44 slots: band q at slot n is
-    /// Σ_j h_q(j)·x(n + j), j = 0…12, written band-major from `out`.
+    /// Σ_j h_q(j)·x(n + j), j = 0…12, written band-major from `out`, rows `stride` apart.
+    /// The taps are a symmetric prototype times e^(−iθ(j − 6)): taps j and 12 − j have the
+    /// same real part and opposite imaginary parts, so each pair is applied to the sum and
+    /// the difference of its two inputs, which all Q bands share (`pairs`, 6 × 4 × 8 floats).
     private static func complexSplit(_ xr: UnsafeMutablePointer<Float>, _ xi: UnsafeMutablePointer<Float>,
                                      _ filter: (re: [Float], im: [Float]), bands: Int,
-                                     _ outRe: UnsafeMutablePointer<Float>, _ outIm: UnsafeMutablePointer<Float>) {
+                                     _ outRe: UnsafeMutablePointer<Float>, _ outIm: UnsafeMutablePointer<Float>,
+                                     _ stride: Int, _ pairs: UnsafeMutablePointer<Float>) {
         filter.re.withUnsafeBufferPointer { fr in
             filter.im.withUnsafeBufferPointer { fi in
-                for q in 0..<bands {
-                    for n in 0..<32 {
-                        var sr: Float = 0, si: Float = 0
-                        for j in 0..<13 {
-                            let a = fr[q * 13 + j], b = fi[q * 13 + j]
-                            let x = xr[n + j], y = xi[n + j]
-                            sr += a * x - b * y
-                            si += a * y + b * x
+                precondition(fr.count >= bands * 13 && fi.count >= bands * 13)
+                for n in Swift.stride(from: 0, to: 32, by: 8) {
+                    for j in 0..<6 {
+                        let a = sbrLoad8(xr + n + j), b = sbrLoad8(xr + n + 12 - j)
+                        let c = sbrLoad8(xi + n + j), d = sbrLoad8(xi + n + 12 - j)
+                        let u = pairs + j * 32
+                        sbrStore8(a + b, u)
+                        sbrStore8(c + d, u + 8)
+                        sbrStore8(a - b, u + 16)
+                        sbrStore8(c - d, u + 24)
+                    }
+                    let midRe = sbrLoad8(xr + n + 6), midIm = sbrLoad8(xi + n + 6)
+                    for q in 0..<bands {
+                        let a6 = fr[q * 13 + 6], b6 = fi[q * 13 + 6]
+                        var sr = a6 * midRe - b6 * midIm, si = a6 * midIm + b6 * midRe
+                        for j in 0..<6 {
+                            let a = fr[q * 13 + j], b = fi[q * 13 + j], u = pairs + j * 32
+                            sr += a * sbrLoad8(u) - b * sbrLoad8(u + 24)
+                            si += a * sbrLoad8(u + 8) + b * sbrLoad8(u + 16)
                         }
-                        outRe[q * 32 + n] = sr
-                        outIm[q * 32 + n] = si
+                        sbrStore8(sr, outRe + q * stride + n)
+                        sbrStore8(si, outIm + q * stride + n)
                     }
                 }
             }
@@ -154,20 +230,23 @@ final class PSHybrid {
 
     /// The real 2-band split: the prototype (low) and the prototype modulated by (−1)^(j−6)
     /// (high); its odd-offset taps are the only ones besides the middle.
-    private static func realSplit(_ xr: UnsafeMutablePointer<Float>, _ xi: UnsafeMutablePointer<Float>, low: Int, high: Int,
-                                  _ outRe: UnsafeMutablePointer<Float>, _ outIm: UnsafeMutablePointer<Float>) {
+    private static func realSplit(_ xr: UnsafeMutablePointer<Float>, _ xi: UnsafeMutablePointer<Float>,
+                                  _ lowRe: UnsafeMutablePointer<Float>, _ lowIm: UnsafeMutablePointer<Float>,
+                                  _ highRe: UnsafeMutablePointer<Float>, _ highIm: UnsafeMutablePointer<Float>) {
         let g = PSTables.filter2
-        for n in 0..<32 {
-            let midRe = g[6] * xr[n + 6], midIm = g[6] * xi[n + 6]
-            var sideRe: Float = 0, sideIm: Float = 0
-            for j in stride(from: 1, to: 6, by: 2) {
-                sideRe += g[j] * (xr[n + j] + xr[n + 12 - j])
-                sideIm += g[j] * (xi[n + j] + xi[n + 12 - j])
-            }
-            outRe[low * 32 + n] = midRe + sideRe
-            outIm[low * 32 + n] = midIm + sideIm
-            outRe[high * 32 + n] = midRe - sideRe
-            outIm[high * 32 + n] = midIm - sideIm
+        let g1 = g[1], g3 = g[3], g5 = g[5], g6 = g[6]
+        for n in Swift.stride(from: 0, to: 32, by: 8) {
+            let midRe = g6 * sbrLoad8(xr + n + 6), midIm = g6 * sbrLoad8(xi + n + 6)
+            var sideRe = g1 * (sbrLoad8(xr + n + 1) + sbrLoad8(xr + n + 11))
+            var sideIm = g1 * (sbrLoad8(xi + n + 1) + sbrLoad8(xi + n + 11))
+            sideRe += g3 * (sbrLoad8(xr + n + 3) + sbrLoad8(xr + n + 9))
+            sideIm += g3 * (sbrLoad8(xi + n + 3) + sbrLoad8(xi + n + 9))
+            sideRe += g5 * (sbrLoad8(xr + n + 5) + sbrLoad8(xr + n + 7))
+            sideIm += g5 * (sbrLoad8(xi + n + 5) + sbrLoad8(xi + n + 7))
+            sbrStore8(midRe + sideRe, lowRe + n)
+            sbrStore8(midIm + sideIm, lowIm + n)
+            sbrStore8(midRe - sideRe, highRe + n)
+            sbrStore8(midIm - sideIm, highIm + n)
         }
     }
 }

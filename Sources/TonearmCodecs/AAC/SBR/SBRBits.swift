@@ -36,6 +36,13 @@ struct SBRBits {
         return Int(v)
     }
 
+    /// The next `count` (0…25) bits, without moving on.
+    @inline(__always)
+    func peek(_ count: Int) -> Int {
+        var copy = self
+        return copy.read(count)
+    }
+
     @inline(__always)
     mutating func bit() -> Bool { read(1) == 1 }
 

@@ -14,28 +14,51 @@ extension SBRDecoder {
         let a0 = s.alpha0, a1 = s.alpha1
 
         // Covariance-method prediction of order 2 per low band (§4.6.18.6.2):
-        // φ(i, j) = Σ_{n<38} X(n + 2 − i)·X*(n + 2 − j).
-        for k in 0..<min(t.k0, 32) {
-            let r = xr + k * 40, q = xi + k * 40
+        // φ(i, j) = Σ_{n<38} X(n + 2 − i)·X*(n + 2 − j), summed 8 bands at a time (a band a
+        // lane, each in the order of n) over X_Low transposed to slot-major (32 bands a slot).
+        let lowBands = min(max(t.k0, 0), 32), groups = (lowBands + 7) / 8
+        let tr = s.lowSlotReal, ti = s.lowSlotImag
+        for k in stride(from: 0, to: groups * 8, by: 4) {
+            for l in stride(from: 0, to: 40, by: 4) {
+                sbrTransposeBlock(xr + k * 40 + l, 40, tr + l * 32 + k, 32)
+                sbrTransposeBlock(xi + k * 40 + l, 40, ti + l * 32 + k, 32)
+            }
+        }
+        let sums = s.covariance
+        for group in 0..<groups {
+            let r = tr + group * 8, q = ti + group * 8
+            func x(_ n: Int) -> (SIMD8<Float>, SIMD8<Float>) { (sbrLoad8(r + n * 32), sbrLoad8(q + n * 32)) }
             // The sums over n = 1…37 that the terms share, then each term's ends.
-            var e = Float(0), cr = Float(0), ci = Float(0)
-            for n in 1..<38 {
-                e += r[n] * r[n] + q[n] * q[n]
-                // X(n+1)·X*(n)
-                cr += r[n + 1] * r[n] + q[n + 1] * q[n]
-                ci += q[n + 1] * r[n] - r[n + 1] * q[n]
-            }
-            let r11 = e + r[38] * r[38] + q[38] * q[38]
-            let r22 = e + r[0] * r[0] + q[0] * q[0]
-            let r12r = cr + r[1] * r[0] + q[1] * q[0]
-            let r12i = ci + q[1] * r[0] - r[1] * q[0]
-            let r01r = cr + r[39] * r[38] + q[39] * q[38]
-            let r01i = ci + q[39] * r[38] - r[39] * q[38]
-            var r02r: Float = 0, r02i: Float = 0
+            var e = SIMD8<Float>(), cr = e, ci = e, r02r = e, r02i = e
+            var (r0, q0) = x(0), (r1, q1) = x(1)
             for n in 0..<38 {
-                r02r += r[n + 2] * r[n] + q[n + 2] * q[n]
-                r02i += q[n + 2] * r[n] - r[n + 2] * q[n]
+                let (r2, q2) = x(n + 2)
+                if n > 0 {
+                    e += r0 * r0 + q0 * q0
+                    // X(n+1)·X*(n)
+                    cr += r1 * r0 + q1 * q0
+                    ci += q1 * r0 - r1 * q0
+                }
+                r02r += r2 * r0 + q2 * q0
+                r02i += q2 * r0 - r2 * q0
+                (r0, q0, r1, q1) = (r1, q1, r2, q2)
             }
+            let (xr0, xi0) = x(0), (xr1, xi1) = x(1), (xr38, xi38) = x(38), (xr39, xi39) = x(39)
+            // φ(1,1), φ(2,2), φ(1,2), φ(0,1), φ(0,2), real and imaginary parts, 8 bands a row.
+            let row = sums + group * 64
+            sbrStore8(e + xr38 * xr38 + xi38 * xi38, row)
+            sbrStore8(e + xr0 * xr0 + xi0 * xi0, row + 8)
+            sbrStore8(cr + xr1 * xr0 + xi1 * xi0, row + 16)
+            sbrStore8(ci + xi1 * xr0 - xr1 * xi0, row + 24)
+            sbrStore8(cr + xr39 * xr38 + xi39 * xi38, row + 32)
+            sbrStore8(ci + xi39 * xr38 - xr39 * xi38, row + 40)
+            sbrStore8(r02r, row + 48)
+            sbrStore8(r02i, row + 56)
+        }
+        for k in 0..<lowBands {
+            let at = (k / 8 * 8) * 8 + k % 8
+            let r11 = sums[at], r22 = sums[at + 8], r12r = sums[at + 16], r12i = sums[at + 24]
+            let r01r = sums[at + 32], r01i = sums[at + 40], r02r = sums[at + 48], r02i = sums[at + 56]
             let d = r22 * r11 - (r12r * r12r + r12i * r12i) / 1.000001
             var b1r: Float = 0, b1i: Float = 0, b0r: Float = 0, b0i: Float = 0
             if d != 0 {
@@ -84,9 +107,18 @@ extension SBRDecoder {
                 let c0r = a0[2 * p] * bw, c0i = a0[2 * p + 1] * bw
                 let lr = xr + p * 40, li = xi + p * 40
                 let outR = hr + k * 40, outI = hi + k * 40
-                for l in start..<end {
+                var l = start
+                while l + 8 <= end {
+                    let r0 = sbrLoad8(lr + l), r1 = sbrLoad8(lr + l - 1), r2 = sbrLoad8(lr + l - 2)
+                    let i0 = sbrLoad8(li + l), i1 = sbrLoad8(li + l - 1), i2 = sbrLoad8(li + l - 2)
+                    sbrStore8(r0 + c0r * r1 - c0i * i1 + c1r * r2 - c1i * i2, outR + l)
+                    sbrStore8(i0 + c0r * i1 + c0i * r1 + c1r * i2 + c1i * r2, outI + l)
+                    l += 8
+                }
+                while l < end {
                     outR[l] = lr[l] + c0r * lr[l - 1] - c0i * li[l - 1] + c1r * lr[l - 2] - c1i * li[l - 2]
                     outI[l] = li[l] + c0r * li[l - 1] + c0i * lr[l - 1] + c1r * li[l - 2] + c1i * lr[l - 2]
+                    l += 1
                 }
                 k += 1
             }
@@ -107,61 +139,85 @@ extension SBRDecoder {
         let kx = t.kx, m = t.m
         let envelopes = c.envelopeCount
         let hr = s.highReal, hi = s.highImag
+        // The channel's and the tables' arrays as locals, the flags' taken out of their owners
+        // while in use: their accesses are then not checked one at a time.
+        let borders = c.borders, resolution = c.resolution, envelope = c.envelope, noise = c.noise
+        let noiseBorders = c.noiseBorders, addHarmonic = c.addHarmonic
+        let high = t.high, low = t.low, noiseTable = t.noise, limiter = t.limiter
+        var sineIndexMapped = [Bool](), sineMapped = [Bool](), previousSineMapped = [Bool]()
+        swap(&sineIndexMapped, &s.sineIndexMapped)
+        swap(&sineMapped, &s.sineMapped)
+        swap(&previousSineMapped, &c.previousSineMapped)
+        defer {
+            swap(&sineIndexMapped, &s.sineIndexMapped)
+            swap(&sineMapped, &s.sineMapped)
+            swap(&previousSineMapped, &c.previousSineMapped)
+        }
 
         // Mapping (§4.6.18.7.2).
-        for i in 0..<64 { s.sineIndexMapped[i] = c.previousSineMapped[i] }
-        for i in 64..<6 * 64 { s.sineIndexMapped[i] = false }
+        for i in 0..<64 { sineIndexMapped[i] = previousSineMapped[i] }
+        for i in 64..<6 * 64 { sineIndexMapped[i] = false }
         for l in 0..<envelopes {
-            let table = c.resolution[l + 1] == 1 ? t.high : t.low
+            let table = resolution[l + 1] == 1 ? high : low
             let row = l * 64
             for i in 0..<table.count - 1 {
-                for band in table[i]..<table[i + 1] { s.origMapped[row + band - kx] = c.envelope[row + i] }
+                for band in table[i]..<table[i + 1] { s.origMapped[row + band - kx] = envelope[row + i] }
             }
-            let floor = c.noiseCount > 1 && c.borders[l] >= c.noiseBorders[1] ? 1 : 0
+            let floor = c.noiseCount > 1 && borders[l] >= noiseBorders[1] ? 1 : 0
             for i in 0..<t.noiseCount {
-                for band in t.noise[i]..<t.noise[i + 1] { s.noiseMapped[row + band - kx] = c.noise[floor * 5 + i] }
+                for band in noiseTable[i]..<noiseTable[i + 1] { s.noiseMapped[row + band - kx] = noise[floor * 5 + i] }
             }
             // A sinusoid sits in the middle band of its high-resolution band; it starts at the
             // transient envelope unless the previous frame already had it.
             if c.addHarmonicFlag {
                 for i in 0..<t.highCount {
-                    let middle = (t.high[i] + t.high[i + 1]) / 2 - kx
-                    s.sineIndexMapped[(l + 1) * 64 + middle] = c.addHarmonic[i]
-                        && (l >= c.transient || s.sineIndexMapped[middle])
+                    let middle = (high[i] + high[i + 1]) / 2 - kx
+                    sineIndexMapped[(l + 1) * 64 + middle] = addHarmonic[i]
+                        && (l >= c.transient || sineIndexMapped[middle])
                 }
             }
             for i in 0..<table.count - 1 {
                 var present = false
-                for band in table[i]..<table[i + 1] where s.sineIndexMapped[(l + 1) * 64 + band - kx] {
+                for band in table[i]..<table[i + 1] where sineIndexMapped[(l + 1) * 64 + band - kx] {
                     present = true
                 }
-                for band in table[i]..<table[i + 1] { s.sineMapped[row + band - kx] = present }
+                for band in table[i]..<table[i + 1] { sineMapped[row + band - kx] = present }
             }
         }
-        for i in 0..<64 { c.previousSineMapped[i] = s.sineIndexMapped[envelopes * 64 + i] }
+        for i in 0..<64 { previousSineMapped[i] = sineIndexMapped[envelopes * 64 + i] }
 
         // The energy of X_High per envelope (§4.6.18.7.3), per QMF band or per band of the
         // envelope's resolution.
         for l in 0..<envelopes {
-            let lo = 2 * c.borders[l] + 2, hiSlot = 2 * c.borders[l + 1] + 2
+            let lo = 2 * borders[l] + 2, hiSlot = 2 * borders[l + 1] + 2
             let row = l * 64
             if header?.interpolateFrequency ?? 1 == 1 {
-                let scale = 0.5 / Float(c.borders[l + 1] - c.borders[l])
+                let scale = 0.5 / Float(borders[l + 1] - borders[l])
                 for band in 0..<m {
                     let r = hr + (band + kx) * 40, q = hi + (band + kx) * 40
-                    var sum: Float = 0
-                    for i in lo..<hiSlot { sum += r[i] * r[i] + q[i] * q[i] }
+                    // 8 slots a vector, then one at a time.
+                    var i = lo, partial = SIMD8<Float>()
+                    while i + 8 <= hiSlot {
+                        let x = sbrLoad8(r + i), y = sbrLoad8(q + i)
+                        partial += x * x + y * y
+                        i += 8
+                    }
+                    var sum = partial.sum()
+                    while i < hiSlot {
+                        sum += r[i] * r[i] + q[i] * q[i]
+                        i += 1
+                    }
                     s.current[row + band] = sum * scale
                 }
             } else {
-                let table = c.resolution[l + 1] == 1 ? t.high : t.low
+                let table = resolution[l + 1] == 1 ? high : low
                 for p in 0..<table.count - 1 {
                     var sum: Float = 0
                     for band in table[p]..<table[p + 1] {
                         let r = hr + band * 40, q = hi + band * 40
                         for i in lo..<hiSlot { sum += r[i] * r[i] + q[i] * q[i] }
                     }
-                    sum /= Float(2 * (c.borders[l + 1] - c.borders[l]) * (table[p + 1] - table[p]))
+                    sum /= Float(2 * (borders[l + 1] - borders[l]) * (table[p + 1] - table[p]))
                     for band in table[p]..<table[p + 1] { s.current[row + band - kx] = sum }
                 }
             }
@@ -179,15 +235,15 @@ extension SBRDecoder {
             (s.sineLevel + row).update(repeating: 0, count: 64)
             let noisy: Float = l == c.transient || l == c.previousTransient ? 0 : 1
             for b in 0..<t.limiterCount {
-                let lo = t.limiter[b] - kx, hiBand = t.limiter[b + 1] - kx
+                let lo = limiter[b] - kx, hiBand = limiter[b + 1] - kx
                 var sumOrig: Float = 0, sumCurr: Float = 0
                 for band in lo..<hiBand {
                     let i = row + band
                     let e = s.origMapped[i], q = s.noiseMapped[i]
                     let share = e / (1 + q)
                     s.noiseLevel[i] = (share * q).squareRoot()
-                    s.sineLevel[i] = s.sineIndexMapped[(l + 1) * 64 + band] ? share.squareRoot() : 0
-                    if s.sineMapped[i] {
+                    s.sineLevel[i] = sineIndexMapped[(l + 1) * 64 + band] ? share.squareRoot() : 0
+                    if sineMapped[i] {
                         s.gain[i] = (e * q / ((1 + s.current[i]) * (1 + q))).squareRoot()
                     } else {
                         s.gain[i] = (e / ((1 + s.current[i]) * (1 + q * noisy))).squareRoot()
@@ -231,8 +287,8 @@ extension SBRDecoder {
         let smoothing = (header?.smoothingMode ?? 1) == 0 ? 4 : 0
         let gh = c.gainHistory, qh = c.noiseHistory
         let first = 2 * c.borders[0]
-        yr.update(repeating: 0, count: 38 * 64)
-        yi.update(repeating: 0, count: 38 * 64)
+        sbrZero(yr, 38 * 64)
+        sbrZero(yi, 38 * 64)
 
         // The 4 slots before this frame's first: the previous frame's last, or after a reset
         // this frame's first gains.
@@ -258,15 +314,50 @@ extension SBRDecoder {
         }
 
         var noiseIndex = c.noiseIndex, sineIndex = c.sineIndex
-        let noise = SBRTables.noise
         let gFilt = s.filteredGain, qFilt = s.filteredNoise
         let hSmooth = Self.smoothing
+
+        // X_High of bands k_x … k_x + M − 1, slot-major (64 bands a slot, from band k_x), so
+        // that each slot's bands are contiguous.
+        let xr = s.highSlotReal, xi = s.highSlotImag
+        var band = 0
+        while band + 4 <= m {
+            for l in stride(from: 0, to: 40, by: 4) {
+                sbrTransposeBlock(s.highReal + (kx + band) * 40 + l, 40, xr + l * 64 + band, 64)
+                sbrTransposeBlock(s.highImag + (kx + band) * 40 + l, 40, xi + l * 64 + band, 64)
+            }
+            band += 4
+        }
+        for band in band..<m {
+            for l in 0..<40 {
+                xr[l * 64 + band] = s.highReal[(kx + band) * 40 + l]
+                xi[l * 64 + band] = s.highImag[(kx + band) * 40 + l]
+            }
+        }
+
+        Self.noiseReal.withUnsafeBufferPointer { noiseReal in
+        Self.noiseImag.withUnsafeBufferPointer { noiseImag in
         for l in 0..<c.envelopeCount {
             let transient = l == c.transient || l == c.previousTransient
             let sines = s.sineLevel + l * 64
+            var anySine = false
+            for band in 0..<m where sines[band] != 0 { anySine = true }
             for i in 2 * c.borders[l]..<2 * c.borders[l + 1] {
+                let g: UnsafePointer<Float>, q: UnsafePointer<Float>
                 if smoothing > 0 && !transient {
-                    for band in 0..<m {
+                    // 8 bands a vector, then one at a time; the taps in the same order.
+                    var band = 0
+                    while band + 8 <= m {
+                        var g = SIMD8<Float>(), q = g
+                        for j in 0...smoothing {
+                            g += sbrLoad8(gh + (i + smoothing - j) * 64 + band) * hSmooth[j]
+                            q += sbrLoad8(qh + (i + smoothing - j) * 64 + band) * hSmooth[j]
+                        }
+                        sbrStore8(g, gFilt + band)
+                        sbrStore8(q, qFilt + band)
+                        band += 8
+                    }
+                    while band < m {
                         var g: Float = 0, q: Float = 0
                         for j in 0...smoothing {
                             g += gh[(i + smoothing - j) * 64 + band] * hSmooth[j]
@@ -274,42 +365,71 @@ extension SBRDecoder {
                         }
                         gFilt[band] = g
                         qFilt[band] = q
+                        band += 1
                     }
+                    (g, q) = (UnsafePointer(gFilt), UnsafePointer(qFilt))
                 } else {
-                    for band in 0..<m {
-                        gFilt[band] = gh[(i + smoothing) * 64 + band]
-                        qFilt[band] = qh[(i + smoothing) * 64 + band]
-                    }
+                    (g, q) = (UnsafePointer(gh + (i + smoothing) * 64), UnsafePointer(qh + (i + smoothing) * 64))
                 }
-                // X_High of band kx + band at slot i is at (kx + band)·40 + i + t_HFAdj.
+                // X_High at slot i is at slot i + t_HFAdj.
                 let outR = yr + i * 64 + kx, outI = yi + i * 64 + kx
-                let inR = s.highReal + kx * 40 + i + 2, inI = s.highImag + kx * 40 + i + 2
-                for band in 0..<m {
-                    outR[band] = inR[band * 40] * gFilt[band]
-                    outI[band] = inI[band * 40] * gFilt[band]
-                }
-                // φ_Sin = 1, i, −1, −i; the imaginary part alternates in sign with the band.
-                let sineRe: Float = sineIndex == 0 ? 1 : sineIndex == 2 ? -1 : 0
-                let sineIm: Float = sineIndex == 1 ? 1 : sineIndex == 3 ? -1 : 0
-                var sign: Float = (kx & 1) == 0 ? 1 : -1
-                for band in 0..<m {
-                    let index = (noiseIndex + band + 1) & 511
-                    if sines[band] != 0 {
-                        outR[band] += sines[band] * sineRe
-                        outI[band] += sines[band] * sineIm * sign
-                    } else if !transient {
-                        outR[band] += qFilt[band] * noise[2 * index]
-                        outI[band] += qFilt[band] * noise[2 * index + 1]
+                let inR = xr + (i + 2) * 64, inI = xi + (i + 2) * 64
+                // The noise of band k is entry f_IndexNoise + k + 1 (the tables run on past
+                // 512 so that a slot's entries are contiguous).
+                let nr = noiseReal.baseAddress! + ((noiseIndex + 1) & 511), ni = noiseImag.baseAddress! + ((noiseIndex + 1) & 511)
+                let noisy = !transient && !anySine
+                var band = 0
+                while band + 8 <= m {
+                    let gain = sbrLoad8(g + band)
+                    var r = sbrLoad8(inR + band) * gain, im = sbrLoad8(inI + band) * gain
+                    if noisy {
+                        let level = sbrLoad8(q + band)
+                        r += level * sbrLoad8(nr + band)
+                        im += level * sbrLoad8(ni + band)
                     }
-                    sign = -sign
+                    sbrStore8(r, outR + band)
+                    sbrStore8(im, outI + band)
+                    band += 8
+                }
+                while band < m {
+                    outR[band] = inR[band] * g[band]
+                    outI[band] = inI[band] * g[band]
+                    if noisy {
+                        outR[band] += q[band] * nr[band]
+                        outI[band] += q[band] * ni[band]
+                    }
+                    band += 1
+                }
+                if !noisy {
+                    // φ_Sin = 1, i, −1, −i; the imaginary part alternates in sign with the band.
+                    let sineRe: Float = sineIndex == 0 ? 1 : sineIndex == 2 ? -1 : 0
+                    let sineIm: Float = sineIndex == 1 ? 1 : sineIndex == 3 ? -1 : 0
+                    var sign: Float = (kx & 1) == 0 ? 1 : -1
+                    for band in 0..<m {
+                        if sines[band] != 0 {
+                            outR[band] += sines[band] * sineRe
+                            outI[band] += sines[band] * sineIm * sign
+                        } else if !transient {
+                            outR[band] += q[band] * nr[band]
+                            outI[band] += q[band] * ni[band]
+                        }
+                        sign = -sign
+                    }
                 }
                 noiseIndex = (noiseIndex + m) & 511
                 sineIndex = (sineIndex + 1) & 3
             }
         }
+        }
+        }
         c.noiseIndex = noiseIndex
         c.sineIndex = sineIndex
     }
+
+    /// Table V (§4.6.18.8.2), real and imaginary parts apart, each run on by 64 entries
+    /// from its start so that 64 consecutive entries from any index are contiguous.
+    static let noiseReal: [Float] = (0..<(512 + 64)).map { SBRTables.noise[2 * ($0 & 511)] }
+    static let noiseImag: [Float] = (0..<(512 + 64)).map { SBRTables.noise[2 * ($0 & 511) + 1] }
 
     /// The limiter's ceiling on a band's gain over the limiter band's mean, by
     /// bs_limiter_gains: −3, 0, +3 dB and none (§4.6.18.7.4).

@@ -250,6 +250,10 @@ extension SBRDecoder {
         case (_, true): (timeCode, frequencyCode, startBits) = (.balance30Time, .balance30Frequency, 5)
         }
         let odd = t.highCount & 1
+        // The values are worked on out of the channel, so that its array is accessed once.
+        var values = [Int]()
+        swap(&values, &c.envelopeQ)
+        defer { swap(&values, &c.envelopeQ) }
         for l in 0..<c.envelopeCount {
             let res = c.resolution[l + 1], previousRes = c.resolution[l]
             let row = (l + 1) * 64, previousRow = l * 64
@@ -258,22 +262,22 @@ extension SBRDecoder {
                 for k in 0..<n {
                     // The previous envelope's band that holds this one's start.
                     let j = res == previousRes ? k : res == 1 ? (k + odd) >> 1 : (k == 0 ? 0 : 2 * k - odd)
-                    let v = c.envelopeQ[previousRow + j] + delta * timeCode.decode(&r)
+                    let v = values[previousRow + j] + delta * timeCode.decode(&r)
                     guard v >= 0 && v <= 127 else { throw .data }
-                    c.envelopeQ[row + k] = v
+                    values[row + k] = v
                 }
             } else {
-                c.envelopeQ[row] = delta * r.read(startBits)
+                values[row] = delta * r.read(startBits)
                 for k in 1..<max(n, 1) {
-                    let v = c.envelopeQ[row + k - 1] + delta * frequencyCode.decode(&r)
+                    let v = values[row + k - 1] + delta * frequencyCode.decode(&r)
                     guard v >= 0 && v <= 127 else { throw .data }
-                    c.envelopeQ[row + k] = v
+                    values[row + k] = v
                 }
             }
             guard !r.overrun else { throw .truncated }
         }
         let last = c.envelopeCount * 64
-        for k in 0..<64 { c.envelopeQ[k] = c.envelopeQ[last + k] }
+        for k in 0..<64 { values[k] = values[last + k] }
     }
 
     /// sbr_noise (Table 4.69) and its delta decoding: 5-bit start values, the noise time code
@@ -282,26 +286,29 @@ extension SBRDecoder {
         let delta = balance ? 2 : 1
         let timeCode: SBRHuffman = balance ? .noiseBalanceTime : .noiseTime
         let frequencyCode: SBRHuffman = balance ? .balance30Frequency : .envelope30Frequency
+        var values = [Int]()
+        swap(&values, &c.noiseQ)
+        defer { swap(&values, &c.noiseQ) }
         for l in 0..<c.noiseCount {
             let row = (l + 1) * 5, previousRow = l * 5
             if c.deltaTimeNoise[l] {
                 for k in 0..<t.noiseCount {
-                    let v = c.noiseQ[previousRow + k] + delta * timeCode.decode(&r)
+                    let v = values[previousRow + k] + delta * timeCode.decode(&r)
                     guard v >= 0 && v <= 30 else { throw .data }
-                    c.noiseQ[row + k] = v
+                    values[row + k] = v
                 }
             } else {
-                c.noiseQ[row] = delta * r.read(5)
+                values[row] = delta * r.read(5)
                 for k in 1..<max(t.noiseCount, 1) {
-                    let v = c.noiseQ[row + k - 1] + delta * frequencyCode.decode(&r)
+                    let v = values[row + k - 1] + delta * frequencyCode.decode(&r)
                     guard v >= 0 && v <= 30 else { throw .data }
-                    c.noiseQ[row + k] = v
+                    values[row + k] = v
                 }
             }
             guard !r.overrun else { throw .truncated }
         }
         let last = c.noiseCount * 5
-        for k in 0..<5 { c.noiseQ[k] = c.noiseQ[last + k] }
+        for k in 0..<5 { values[k] = values[last + k] }
     }
 
     /// sbr_sinusoidal_coding (Table 4.70), behind bs_add_harmonic_flag.
@@ -372,15 +379,23 @@ extension SBRDecoder {
         }
         for c in channels {
             let alpha: Float = c.ampRes == 1 ? 1 : 0.5
+            // The arrays out of the channel while in use, so that their accesses are not
+            // checked one at a time.
+            let envelopeQ = c.envelopeQ, noiseQ = c.noiseQ, resolution = c.resolution
+            var envelope = [Float](), noise = [Float]()
+            swap(&envelope, &c.envelope)
+            swap(&noise, &c.noise)
             for l in 0..<c.envelopeCount {
-                for k in 0..<(c.resolution[l + 1] == 1 ? t.highCount : t.lowCount) {
-                    let e = exp2f(alpha * Float(c.envelopeQ[(l + 1) * 64 + k]) + 6)
-                    c.envelope[l * 64 + k] = e > 1e20 ? 1 : e
+                for k in 0..<(resolution[l + 1] == 1 ? t.highCount : t.lowCount) {
+                    let e = exp2f(alpha * Float(envelopeQ[(l + 1) * 64 + k]) + 6)
+                    envelope[l * 64 + k] = e > 1e20 ? 1 : e
                 }
             }
             for l in 0..<c.noiseCount {
-                for k in 0..<t.noiseCount { c.noise[l * 5 + k] = exp2f(Float(6 - c.noiseQ[(l + 1) * 5 + k])) }
+                for k in 0..<t.noiseCount { noise[l * 5 + k] = exp2f(Float(6 - noiseQ[(l + 1) * 5 + k])) }
             }
+            swap(&envelope, &c.envelope)
+            swap(&noise, &c.noise)
         }
     }
 }

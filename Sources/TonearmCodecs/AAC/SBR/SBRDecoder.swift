@@ -159,9 +159,18 @@ final class SBRDecoder {
         // X_Low: this frame's analysis at slots 8…39 (bands below k_x), the previous frame's
         // last 8 slots at 0…7 (bands below its k_x).
         let xr = s.lowReal, xi = s.lowImag
-        xr.update(repeating: 0, count: 32 * 40)
-        xi.update(repeating: 0, count: 32 * 40)
-        for k in 0..<min(kx, 32) {
+        sbrZero(xr, 32 * 40)
+        sbrZero(xi, 32 * 40)
+        let lowBands = min(max(kx, 0), 32)
+        var k = 0
+        while k + 4 <= lowBands {
+            for l in stride(from: 0, to: 32, by: 4) {
+                sbrTransposeBlock(wr + l * 32 + k, 32, xr + k * 40 + 8 + l, 40)
+                sbrTransposeBlock(wi + l * 32 + k, 32, xi + k * 40 + 8 + l, 40)
+            }
+            k += 4
+        }
+        for k in k..<lowBands {
             for l in 0..<32 {
                 xr[k * 40 + 8 + l] = wr[l * 32 + k]
                 xi[k * 40 + 8 + l] = wi[l * 32 + k]
@@ -186,45 +195,84 @@ final class SBRDecoder {
         // its end.
         let carried = max(2 * c.previousEnd - 32, 0)
         let oldYr = c.yReal[c.current ^ 1], oldYi = c.yImag[c.current ^ 1]
-        // With PS, the whole matrix X (38 slots) is built first; else one slot at a time.
+        // The whole matrix X is built first (with PS, 38 slots: PS adds the last 6).
         let stereo = right == nil ? nil : self.stereo
+        let matrixRe = stereo?.inputReal ?? s.synthesisReal, matrixIm = stereo?.inputImag ?? s.synthesisImag
         for slot in 0..<32 {
-            let re = stereo.map { $0.inputReal + 64 * slot } ?? s.synthesisReal
-            let im = stereo.map { $0.inputImag + 64 * slot } ?? s.synthesisImag
-            re.update(repeating: 0, count: 64)
-            im.update(repeating: 0, count: 64)
+            let re = matrixRe + 64 * slot, im = matrixIm + 64 * slot
+            sbrZero(re, 64)
+            sbrZero(im, 64)
             let fromPrevious = slot < carried
             let (lowEnd, highEnd) = fromPrevious ? (previousKx, previousKx + previousM) : (kx, kx + m)
             let (hr, hi, row) = fromPrevious ? (oldYr, oldYi, slot + 32) : (yr, yi, slot)
-            for k in 0..<min(lowEnd, 32) {
-                re[k] = xr[k * 40 + slot + 2]
-                im[k] = xi[k * 40 + slot + 2]
+            if fromPrevious {
+                for k in 0..<min(lowEnd, 32) {
+                    re[k] = xr[k * 40 + slot + 2]
+                    im[k] = xi[k * 40 + slot + 2]
+                }
             }
-            for k in lowEnd..<min(highEnd, 64) {
+            // The adjusted high band, 8 bands a vector, then one at a time.
+            var k = max(lowEnd, 0)
+            let highTop = min(highEnd, 64)
+            while k + 8 <= highTop {
+                sbrStore8(sbrLoad8(hr + row * 64 + k), re + k)
+                sbrStore8(sbrLoad8(hi + row * 64 + k), im + k)
+                k += 8
+            }
+            while k < highTop {
                 re[k] = hr[row * 64 + k]
                 im[k] = hi[row * 64 + k]
+                k += 1
             }
-            if stereo == nil { c.synthesis.synthesize(real: re, imag: im, into: output + 64 * slot) }
         }
-        if let stereo, let right { applyStereo(stereo, c, output, right) }
+        // The low band of the frame's own slots: X_Low transposed, 4 bands × 4 slots at a time.
+        let firstSlot = min(max(carried, 0), 32)
+        var slot = firstSlot
+        while slot < 32 && slot & 3 != 0 {
+            for k in 0..<lowBands {
+                matrixRe[slot * 64 + k] = xr[k * 40 + slot + 2]
+                matrixIm[slot * 64 + k] = xi[k * 40 + slot + 2]
+            }
+            slot += 1
+        }
+        for k in stride(from: 0, to: lowBands & ~3, by: 4) {
+            for l in stride(from: slot, to: 32, by: 4) {
+                sbrTransposeBlock(xr + k * 40 + l + 2, 40, matrixRe + l * 64 + k, 64)
+                sbrTransposeBlock(xi + k * 40 + l + 2, 40, matrixIm + l * 64 + k, 64)
+            }
+        }
+        for k in lowBands & ~3..<lowBands {
+            for l in slot..<32 {
+                matrixRe[l * 64 + k] = xr[k * 40 + l + 2]
+                matrixIm[l * 64 + k] = xi[k * 40 + l + 2]
+            }
+        }
+        if stereo == nil {
+            for slot in 0..<32 {
+                c.synthesis.synthesize(real: matrixRe + 64 * slot, imag: matrixIm + 64 * slot, into: output + 64 * slot)
+            }
+        }
+        // Above the highest band of the high band (the carried slots' or the frame's), X is empty.
+        let inputTop = max(carried > 0 ? previousKx + previousM : 0, kx + m)
+        if let stereo, let right { applyStereo(stereo, c, output, right, inputTop: inputTop) }
     }
 
     /// PS (§8.6.4) between HF adjustment and synthesis: X gets the 6 slots of low bands that
     /// follow the frame (X_Low's last, the hybrid filters' lookahead), PS turns it into a left
     /// and a right matrix, and each has its synthesis bank.
     private func applyStereo(_ st: SBRStereo, _ c: SBRChannel, _ left: UnsafeMutablePointer<Float>,
-                             _ right: UnsafeMutablePointer<Float>) {
+                             _ right: UnsafeMutablePointer<Float>, inputTop: Int) {
         let xr = scratch.lowReal, xi = scratch.lowImag
         for slot in 32..<38 {
             let re = st.inputReal + 64 * slot, im = st.inputImag + 64 * slot
-            re.update(repeating: 0, count: 64)
-            im.update(repeating: 0, count: 64)
+            sbrZero(re, 64)
+            sbrZero(im, 64)
             for k in 0..<min(kx, 5) {
                 re[k] = xr[k * 40 + slot + 2]
                 im[k] = xi[k * 40 + slot + 2]
             }
         }
-        st.ps.process(inputReal: st.inputReal, inputImag: st.inputImag, bandLimit: kx + m,
+        st.ps.process(inputReal: st.inputReal, inputImag: st.inputImag, bandLimit: kx + m, inputTop: inputTop,
                       leftReal: st.leftReal, leftImag: st.leftImag, rightReal: st.rightReal, rightImag: st.rightImag)
         for slot in 0..<32 {
             c.synthesis.synthesize(real: st.leftReal + 64 * slot, imag: st.leftImag + 64 * slot, into: left + 64 * slot)
@@ -257,8 +305,17 @@ final class SBRScratch {
     let lowImag: UnsafeMutablePointer<Float>
     let highReal: UnsafeMutablePointer<Float>
     let highImag: UnsafeMutablePointer<Float>
+    /// X_Low slot-major for the LPC: 40 slots × 32 bands; the covariance sums, 8 rows of 8
+    /// bands per group of 8 bands.
+    let lowSlotReal: UnsafeMutablePointer<Float>
+    let lowSlotImag: UnsafeMutablePointer<Float>
+    let covariance: UnsafeMutablePointer<Float>
+    /// X_High slot-major for HF assembly: 40 slots × 64 bands, from band k_x.
+    let highSlotReal: UnsafeMutablePointer<Float>
+    let highSlotImag: UnsafeMutablePointer<Float>
     let alpha0: UnsafeMutablePointer<Float>
     let alpha1: UnsafeMutablePointer<Float>
+    /// The synthesis input X of a channel without PS, slot-major (32 slots × 64 bands).
     let synthesisReal: UnsafeMutablePointer<Float>
     let synthesisImag: UnsafeMutablePointer<Float>
     /// E_OrigMapped, Q_Mapped, E_Curr, the gains G, Q_M and S_M, per envelope.
@@ -284,12 +341,14 @@ final class SBRScratch {
         }
         lowReal = buffer(32 * 40); lowImag = buffer(32 * 40)
         highReal = buffer(64 * 40); highImag = buffer(64 * 40)
+        highSlotReal = buffer(40 * 64); highSlotImag = buffer(40 * 64)
+        lowSlotReal = buffer(40 * 32); lowSlotImag = buffer(40 * 32); covariance = buffer(4 * 8 * 8)
         alpha0 = buffer(2 * 64); alpha1 = buffer(2 * 64)
-        synthesisReal = buffer(64); synthesisImag = buffer(64)
+        synthesisReal = buffer(32 * 64); synthesisImag = buffer(32 * 64)
         origMapped = buffer(5 * 64); noiseMapped = buffer(5 * 64); current = buffer(5 * 64)
         gain = buffer(5 * 64); noiseLevel = buffer(5 * 64); sineLevel = buffer(5 * 64)
         filteredGain = buffer(64); filteredNoise = buffer(64)
-        all = [lowReal, lowImag, highReal, highImag, alpha0, alpha1, synthesisReal, synthesisImag,
+        all = [lowReal, lowImag, highReal, highImag, highSlotReal, highSlotImag, lowSlotReal, lowSlotImag, covariance, alpha0, alpha1, synthesisReal, synthesisImag,
                origMapped, noiseMapped, current, gain, noiseLevel, sineLevel, filteredGain, filteredNoise]
     }
 
