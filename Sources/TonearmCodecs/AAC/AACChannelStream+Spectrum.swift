@@ -1,3 +1,4 @@
+import TonearmCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -160,8 +161,8 @@ enum AACSpectralDecoder {
         while k < count {
             let e = codeword(r.peek32, b)
             r.skip(Int(e & 0xFF))
-            let v = UnsafeRawPointer(b.values + Int(e &>> 8) &* 4).loadUnaligned(as: SIMD4<Float>.self)
-            UnsafeMutableRawPointer(out + k).storeBytes(of: v * gain, as: SIMD4<Float>.self)
+            let v = loadFloat4(b.values + Int(e &>> 8) &* 4)
+            storeFloats(v * gain, out + k)
             k &+= 4
         }
     }
@@ -192,7 +193,7 @@ enum AACSpectralDecoder {
             // The sign bits follow the codeword (at most 4 after at most 16 bits: within w).
             let next = (w &<< length) &>> 28
             r.skip(Int(length &+ f &>> 4))
-            let v = UnsafeRawPointer(b.values + index &* 4).loadUnaligned(as: SIMD4<Float>.self) * gain
+            let v = loadFloat4(b.values + index &* 4) * gain
             let signed = unsafeBitCast(v, to: SIMD4<UInt32>.self) | signs[Int((f & 0xF) &<< 4 | next)]
             UnsafeMutableRawPointer(out + k).storeBytes(of: signed, as: SIMD4<UInt32>.self)
             k &+= 4

@@ -148,23 +148,6 @@ final class AACFilterbank {
         ltpSpectrum.deallocate()
     }
 
-    @inline(__always)
-    private static func load(_ p: UnsafePointer<Float>) -> SIMD4<Float> {
-        UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
-    }
-
-    /// Four values read backwards from `p + 3` down to `p`.
-    @inline(__always)
-    private static func loadReversed(_ p: UnsafePointer<Float>) -> SIMD4<Float> {
-        let v = load(p)
-        return SIMD4(v[3], v[2], v[1], v[0])
-    }
-
-    @inline(__always)
-    private static func store(_ v: SIMD4<Float>, _ p: UnsafeMutablePointer<Float>) {
-        UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<Float>.self)
-    }
-
     /// Windows 2048 samples as a long-window frame of `sequence` would be (the left half
     /// with the previous shape), and takes them to the frequency domain: AAC LTP.
     func analyse(_ x: UnsafeMutablePointer<Float>, sequence: AACWindowSequence, shape: Int, previousShape: Int,
@@ -210,20 +193,20 @@ final class AACFilterbank {
     {
         var n = 0
         while n < 512 {
-            store(load(ov + n) + load(u + (512 &+ n)) * load(l + n), out + n)
+            storeFloats(loadFloat4(ov + n) + loadFloat4(u + (512 &+ n)) * loadFloat4(l + n), out + n)
             n &+= 4
         }
         while n < 1024 {
-            store(load(ov + n) - loadReversed(u + (1532 &- n)) * load(l + n), out + n)
+            storeFloats(loadFloat4(ov + n) - loadFloat4Reversed(u + (1532 &- n)) * loadFloat4(l + n), out + n)
             n &+= 4
         }
         n = 0
         while n < 512 {
-            store(-(loadReversed(u + (508 &- n)) * load(r + n)), ov + n)
+            storeFloats(-(loadFloat4Reversed(u + (508 &- n)) * loadFloat4(r + n)), ov + n)
             n &+= 4
         }
         while n < 1024 {
-            store(-(load(u + (n &- 512)) * load(r + n)), ov + n)
+            storeFloats(-(loadFloat4(u + (n &- 512)) * loadFloat4(r + n)), ov + n)
             n &+= 4
         }
     }

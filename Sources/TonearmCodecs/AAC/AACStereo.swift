@@ -1,3 +1,5 @@
+import TonearmCore
+
 /// The joint stereo tools of a channel pair (M/S, intensity), on the
 /// dequantised spectra.
 enum AACStereo {
@@ -28,10 +30,10 @@ enum AACStereo {
                         let end = w * 128 + bands[b + 1]
                         // Band edges are multiples of 4: four lines at a time.
                         while k + 4 <= end {
-                            let m = UnsafeRawPointer(l + k).loadUnaligned(as: SIMD4<Float>.self)
-                            let s = UnsafeRawPointer(r + k).loadUnaligned(as: SIMD4<Float>.self)
-                            UnsafeMutableRawPointer(l + k).storeBytes(of: m + s, as: SIMD4<Float>.self)
-                            UnsafeMutableRawPointer(r + k).storeBytes(of: m - s, as: SIMD4<Float>.self)
+                            let m = loadFloat4(l + k)
+                            let s = loadFloat4(r + k)
+                            storeFloats(m + s, l + k)
+                            storeFloats(m - s, r + k)
                             k += 4
                         }
                         while k < end {

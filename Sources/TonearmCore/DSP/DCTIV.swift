@@ -56,21 +56,6 @@ package final class DCTIV {
         im.deallocate()
     }
 
-    @inline(__always)
-    private static func load(_ p: UnsafePointer<Float>) -> SIMD4<Float> {
-        UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
-    }
-
-    @inline(__always)
-    private static func store(_ v: SIMD4<Float>, _ p: UnsafeMutablePointer<Float>) {
-        UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<Float>.self)
-    }
-
-    @inline(__always)
-    private static func reversed(_ v: SIMD4<Float>) -> SIMD4<Float> {
-        SIMD4(v[3], v[2], v[1], v[0])
-    }
-
     /// X = DCT-IV(x) · scale; `x` and `out` may be the same buffer.
     package func transform(_ x: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>) {
         rotate(x, backwards: false)
@@ -102,13 +87,13 @@ package final class DCTIV {
         while k < h {
             // x[2k … 2k + 7] holds the four even inputs; x[N − 8 − 2k … N − 1 − 2k] the four
             // odd ones, backwards.
-            let lo = UnsafeRawPointer(x + 2 &* k).loadUnaligned(as: SIMD8<Float>.self)
-            let hi = UnsafeRawPointer(x + (n &- 8 &- 2 &* k)).loadUnaligned(as: SIMD8<Float>.self)
-            var a = lo.evenHalf, b = Self.reversed(hi.oddHalf)
+            let lo = loadFloat8(x + 2 &* k)
+            let hi = loadFloat8(x + (n &- 8 &- 2 &* k))
+            var a = lo.evenHalf, b = reversedLanes(hi.oddHalf)
             if backwards { swap(&a, &b) }
-            let c = Self.load(pr + k), s = Self.load(pi + k)
-            Self.store(a * c + b * s, re + k)
-            Self.store(b * c - a * s, im + k)
+            let c = loadFloat4(pr + k), s = loadFloat4(pi + k)
+            storeFloats(a * c + b * s, re + k)
+            storeFloats(b * c - a * s, im + k)
             k &+= 4
         }
     }
@@ -135,12 +120,12 @@ package final class DCTIV {
         var j = 0
         while j < h >> 1 {
             let k = h &- 4 &- j
-            let ar = Self.load(re + j), ai = Self.load(im + j), ac = Self.load(cr + j), asn = Self.load(ci + j)
-            let br = Self.load(re + k), bi = Self.load(im + k), bc = Self.load(cr + k), bs = Self.load(ci + k)
+            let ar = loadFloat4(re + j), ai = loadFloat4(im + j), ac = loadFloat4(cr + j), asn = loadFloat4(ci + j)
+            let br = loadFloat4(re + k), bi = loadFloat4(im + k), bc = loadFloat4(cr + k), bs = loadFloat4(ci + k)
             let atr = ar * ac + ai * asn, ati = asn * ar - ai * ac
             let btr = br * bc + bi * bs, bti = bs * br - bi * bc
-            Self.interleave(atr, Self.reversed(bti), out + 2 &* j)
-            Self.interleave(btr, Self.reversed(ati), out + 2 &* k)
+            Self.interleave(atr, reversedLanes(bti), out + 2 &* j)
+            Self.interleave(btr, reversedLanes(ati), out + 2 &* k)
             j &+= 4
         }
     }
@@ -149,6 +134,6 @@ package final class DCTIV {
     @inline(__always)
     private static func interleave(_ a: SIMD4<Float>, _ b: SIMD4<Float>, _ out: UnsafeMutablePointer<Float>) {
         let v = SIMD8(a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3])
-        UnsafeMutableRawPointer(out).storeBytes(of: v, as: SIMD8<Float>.self)
+        storeFloats(v, out)
     }
 }

@@ -131,16 +131,6 @@ package final class FFT {
         }
     }
 
-    @inline(__always)
-    private static func load(_ p: UnsafeMutablePointer<Float>) -> SIMD4<Float> {
-        UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
-    }
-
-    @inline(__always)
-    private static func store(_ v: SIMD4<Float>, _ p: UnsafeMutablePointer<Float>) {
-        UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<Float>.self)
-    }
-
     /// A radix-4 pass over `stride` ≥ 4 columns: rows p, p + m, p + 2m, p + 3m become rows
     /// 4p … 4p + 3, the last three turned by w^p, w^2p, w^3p.
     private static func radix4Columns(
@@ -157,26 +147,26 @@ package final class FFT {
             let c = yr + 4 &* p &* s, d = yi + 4 &* p &* s
             var q = 0
             while q < s {
-                let a0r = load(a + q), a0i = load(b + q)
-                let a1r = load(a + (q &+ ms)), a1i = load(b + (q &+ ms))
-                let a2r = load(a + (q &+ 2 &* ms)), a2i = load(b + (q &+ 2 &* ms))
-                let a3r = load(a + (q &+ 3 &* ms)), a3i = load(b + (q &+ 3 &* ms))
+                let a0r = loadFloat4(a + q), a0i = loadFloat4(b + q)
+                let a1r = loadFloat4(a + (q &+ ms)), a1i = loadFloat4(b + (q &+ ms))
+                let a2r = loadFloat4(a + (q &+ 2 &* ms)), a2i = loadFloat4(b + (q &+ 2 &* ms))
+                let a3r = loadFloat4(a + (q &+ 3 &* ms)), a3i = loadFloat4(b + (q &+ 3 &* ms))
                 let t0r = a0r + a2r, t0i = a0i + a2i
                 let t1r = a0r - a2r, t1i = a0i - a2i
                 let t2r = a1r + a3r, t2i = a1i + a3i
                 let t3r = a1r - a3r, t3i = a1i - a3i
-                store(t0r + t2r, c + q)
-                store(t0i + t2i, d + q)
+                storeFloats(t0r + t2r, c + q)
+                storeFloats(t0i + t2i, d + q)
                 // y1 = t1 − i·t3, y2 = t0 − t2, y3 = t1 + i·t3, then the twiddles.
                 let y1r = t1r + t3i, y1i = t1i - t3r
                 let y2r = t0r - t2r, y2i = t0i - t2i
                 let y3r = t1r - t3i, y3i = t1i + t3r
-                store(y1r * w1r - y1i * w1i, c + (q &+ s))
-                store(y1r * w1i + y1i * w1r, d + (q &+ s))
-                store(y2r * w2r - y2i * w2i, c + (q &+ 2 &* s))
-                store(y2r * w2i + y2i * w2r, d + (q &+ 2 &* s))
-                store(y3r * w3r - y3i * w3i, c + (q &+ 3 &* s))
-                store(y3r * w3i + y3i * w3r, d + (q &+ 3 &* s))
+                storeFloats(y1r * w1r - y1i * w1i, c + (q &+ s))
+                storeFloats(y1r * w1i + y1i * w1r, d + (q &+ s))
+                storeFloats(y2r * w2r - y2i * w2i, c + (q &+ 2 &* s))
+                storeFloats(y2r * w2i + y2i * w2r, d + (q &+ 2 &* s))
+                storeFloats(y3r * w3r - y3i * w3i, c + (q &+ 3 &* s))
+                storeFloats(y3r * w3i + y3i * w3r, d + (q &+ 3 &* s))
                 q &+= 4
             }
         }
@@ -189,22 +179,22 @@ package final class FFT {
     ) {
         var q = 0
         while q < s {
-            let a0r = load(xr + q), a0i = load(xi + q)
-            let a1r = load(xr + (q &+ s)), a1i = load(xi + (q &+ s))
-            let a2r = load(xr + (q &+ 2 &* s)), a2i = load(xi + (q &+ 2 &* s))
-            let a3r = load(xr + (q &+ 3 &* s)), a3i = load(xi + (q &+ 3 &* s))
+            let a0r = loadFloat4(xr + q), a0i = loadFloat4(xi + q)
+            let a1r = loadFloat4(xr + (q &+ s)), a1i = loadFloat4(xi + (q &+ s))
+            let a2r = loadFloat4(xr + (q &+ 2 &* s)), a2i = loadFloat4(xi + (q &+ 2 &* s))
+            let a3r = loadFloat4(xr + (q &+ 3 &* s)), a3i = loadFloat4(xi + (q &+ 3 &* s))
             let t0r = a0r + a2r, t0i = a0i + a2i
             let t1r = a0r - a2r, t1i = a0i - a2i
             let t2r = a1r + a3r, t2i = a1i + a3i
             let t3r = a1r - a3r, t3i = a1i - a3i
-            store(t0r + t2r, yr + q)
-            store(t0i + t2i, yi + q)
-            store(t1r + t3i, yr + (q &+ s))
-            store(t1i - t3r, yi + (q &+ s))
-            store(t0r - t2r, yr + (q &+ 2 &* s))
-            store(t0i - t2i, yi + (q &+ 2 &* s))
-            store(t1r - t3i, yr + (q &+ 3 &* s))
-            store(t1i + t3r, yi + (q &+ 3 &* s))
+            storeFloats(t0r + t2r, yr + q)
+            storeFloats(t0i + t2i, yi + q)
+            storeFloats(t1r + t3i, yr + (q &+ s))
+            storeFloats(t1i - t3r, yi + (q &+ s))
+            storeFloats(t0r - t2r, yr + (q &+ 2 &* s))
+            storeFloats(t0i - t2i, yi + (q &+ 2 &* s))
+            storeFloats(t1r - t3i, yr + (q &+ 3 &* s))
+            storeFloats(t1i + t3r, yi + (q &+ 3 &* s))
             q &+= 4
         }
     }
@@ -218,10 +208,10 @@ package final class FFT {
     ) {
         var p = 0
         while p < m {
-            let a0r = load(xr + p), a0i = load(xi + p)
-            let a1r = load(xr + (p &+ m)), a1i = load(xi + (p &+ m))
-            let a2r = load(xr + (p &+ 2 &* m)), a2i = load(xi + (p &+ 2 &* m))
-            let a3r = load(xr + (p &+ 3 &* m)), a3i = load(xi + (p &+ 3 &* m))
+            let a0r = loadFloat4(xr + p), a0i = loadFloat4(xi + p)
+            let a1r = loadFloat4(xr + (p &+ m)), a1i = loadFloat4(xi + (p &+ m))
+            let a2r = loadFloat4(xr + (p &+ 2 &* m)), a2i = loadFloat4(xi + (p &+ 2 &* m))
+            let a3r = loadFloat4(xr + (p &+ 3 &* m)), a3i = loadFloat4(xi + (p &+ 3 &* m))
             let t0r = a0r + a2r, t0i = a0i + a2i
             let t1r = a0r - a2r, t1i = a0i - a2i
             let t2r = a1r + a3r, t2i = a1i + a3i
@@ -230,9 +220,9 @@ package final class FFT {
             let y1r = t1r + t3i, y1i = t1i - t3r
             let y2r = t0r - t2r, y2i = t0i - t2i
             let y3r = t1r - t3i, y3i = t1i + t3r
-            let w1r = load(tw + p), w1i = load(tw + (m &+ p))
-            let w2r = load(tw + (2 &* m &+ p)), w2i = load(tw + (3 &* m &+ p))
-            let w3r = load(tw + (4 &* m &+ p)), w3i = load(tw + (5 &* m &+ p))
+            let w1r = loadFloat4(tw + p), w1i = loadFloat4(tw + (m &+ p))
+            let w2r = loadFloat4(tw + (2 &* m &+ p)), w2i = loadFloat4(tw + (3 &* m &+ p))
+            let w3r = loadFloat4(tw + (4 &* m &+ p)), w3i = loadFloat4(tw + (5 &* m &+ p))
             let z1r = y1r * w1r - y1i * w1i, z1i = y1r * w1i + y1i * w1r
             let z2r = y2r * w2r - y2i * w2i, z2i = y2r * w2i + y2i * w2r
             let z3r = y3r * w3r - y3i * w3i, z3i = y3r * w3i + y3i * w3r
@@ -262,10 +252,10 @@ package final class FFT {
         // Two rounds of even/odd lane selection, whole-vector shuffles.
         let ab = SIMD8(lowHalf: a, highHalf: b), cd = SIMD8(lowHalf: c, highHalf: d)
         let e = ab.evenHalf, f = ab.oddHalf, g = cd.evenHalf, h = cd.oddHalf
-        store(SIMD8(lowHalf: e, highHalf: g).evenHalf, out)
-        store(SIMD8(lowHalf: f, highHalf: h).evenHalf, out + 4)
-        store(SIMD8(lowHalf: e, highHalf: g).oddHalf, out + 8)
-        store(SIMD8(lowHalf: f, highHalf: h).oddHalf, out + 12)
+        storeFloats(SIMD8(lowHalf: e, highHalf: g).evenHalf, out)
+        storeFloats(SIMD8(lowHalf: f, highHalf: h).evenHalf, out + 4)
+        storeFloats(SIMD8(lowHalf: e, highHalf: g).oddHalf, out + 8)
+        storeFloats(SIMD8(lowHalf: f, highHalf: h).oddHalf, out + 12)
     }
 
     /// A radix-4 pass, one value at a time: the small sizes' first pass.
@@ -315,10 +305,10 @@ package final class FFT {
         var q = 0
         while q < s {
             // Rows 0, 2, 4, 6.
-            let a0r = load(xr + q), a0i = load(xi + q)
-            let a2r = load(xr + (q &+ 2 &* s)), a2i = load(xi + (q &+ 2 &* s))
-            let a4r = load(xr + (q &+ 4 &* s)), a4i = load(xi + (q &+ 4 &* s))
-            let a6r = load(xr + (q &+ 6 &* s)), a6i = load(xi + (q &+ 6 &* s))
+            let a0r = loadFloat4(xr + q), a0i = loadFloat4(xi + q)
+            let a2r = loadFloat4(xr + (q &+ 2 &* s)), a2i = loadFloat4(xi + (q &+ 2 &* s))
+            let a4r = loadFloat4(xr + (q &+ 4 &* s)), a4i = loadFloat4(xi + (q &+ 4 &* s))
+            let a6r = loadFloat4(xr + (q &+ 6 &* s)), a6i = loadFloat4(xi + (q &+ 6 &* s))
             let e0r = a0r + a4r, e0i = a0i + a4i, e1r = a0r - a4r, e1i = a0i - a4i
             let e2r = a2r + a6r, e2i = a2i + a6i, e3r = a2r - a6r, e3i = a2i - a6i
             let E0r = e0r + e2r, E0i = e0i + e2i
@@ -326,10 +316,10 @@ package final class FFT {
             let E2r = e0r - e2r, E2i = e0i - e2i
             let E3r = e1r - e3i, E3i = e1i + e3r
             // Rows 1, 3, 5, 7.
-            let a1r = load(xr + (q &+ s)), a1i = load(xi + (q &+ s))
-            let a3r = load(xr + (q &+ 3 &* s)), a3i = load(xi + (q &+ 3 &* s))
-            let a5r = load(xr + (q &+ 5 &* s)), a5i = load(xi + (q &+ 5 &* s))
-            let a7r = load(xr + (q &+ 7 &* s)), a7i = load(xi + (q &+ 7 &* s))
+            let a1r = loadFloat4(xr + (q &+ s)), a1i = loadFloat4(xi + (q &+ s))
+            let a3r = loadFloat4(xr + (q &+ 3 &* s)), a3i = loadFloat4(xi + (q &+ 3 &* s))
+            let a5r = loadFloat4(xr + (q &+ 5 &* s)), a5i = loadFloat4(xi + (q &+ 5 &* s))
+            let a7r = loadFloat4(xr + (q &+ 7 &* s)), a7i = loadFloat4(xi + (q &+ 7 &* s))
             let o0r = a1r + a5r, o0i = a1i + a5i, o1r = a1r - a5r, o1i = a1i - a5i
             let o2r = a3r + a7r, o2i = a3i + a7i, o3r = a3r - a7r, o3i = a3i - a7i
             let O0r = o0r + o2r, O0i = o0i + o2i
@@ -339,22 +329,22 @@ package final class FFT {
             // O1·(1 − i)/√2, O2·(−i), O3·(−1 − i)/√2.
             let P1r = (O1r + O1i) * h, P1i = (O1i - O1r) * h
             let P3r = (O3i - O3r) * h, P3i = (O3r + O3i) * -h
-            store(E0r + O0r, yr + q)
-            store(E0i + O0i, yi + q)
-            store(E1r + P1r, yr + (q &+ s))
-            store(E1i + P1i, yi + (q &+ s))
-            store(E2r + O2i, yr + (q &+ 2 &* s))
-            store(E2i - O2r, yi + (q &+ 2 &* s))
-            store(E3r + P3r, yr + (q &+ 3 &* s))
-            store(E3i + P3i, yi + (q &+ 3 &* s))
-            store(E0r - O0r, yr + (q &+ 4 &* s))
-            store(E0i - O0i, yi + (q &+ 4 &* s))
-            store(E1r - P1r, yr + (q &+ 5 &* s))
-            store(E1i - P1i, yi + (q &+ 5 &* s))
-            store(E2r - O2i, yr + (q &+ 6 &* s))
-            store(E2i + O2r, yi + (q &+ 6 &* s))
-            store(E3r - P3r, yr + (q &+ 7 &* s))
-            store(E3i - P3i, yi + (q &+ 7 &* s))
+            storeFloats(E0r + O0r, yr + q)
+            storeFloats(E0i + O0i, yi + q)
+            storeFloats(E1r + P1r, yr + (q &+ s))
+            storeFloats(E1i + P1i, yi + (q &+ s))
+            storeFloats(E2r + O2i, yr + (q &+ 2 &* s))
+            storeFloats(E2i - O2r, yi + (q &+ 2 &* s))
+            storeFloats(E3r + P3r, yr + (q &+ 3 &* s))
+            storeFloats(E3i + P3i, yi + (q &+ 3 &* s))
+            storeFloats(E0r - O0r, yr + (q &+ 4 &* s))
+            storeFloats(E0i - O0i, yi + (q &+ 4 &* s))
+            storeFloats(E1r - P1r, yr + (q &+ 5 &* s))
+            storeFloats(E1i - P1i, yi + (q &+ 5 &* s))
+            storeFloats(E2r - O2i, yr + (q &+ 6 &* s))
+            storeFloats(E2i + O2r, yi + (q &+ 6 &* s))
+            storeFloats(E3r - P3r, yr + (q &+ 7 &* s))
+            storeFloats(E3i - P3i, yi + (q &+ 7 &* s))
             q &+= 4
         }
     }
@@ -376,12 +366,12 @@ package final class FFT {
         }
         var q = 0
         while q < s {
-            let ar = load(xr + q), ai = load(xi + q)
-            let br = load(xr + (q &+ s)), bi = load(xi + (q &+ s))
-            store(ar + br, yr + q)
-            store(ai + bi, yi + q)
-            store(ar - br, yr + (q &+ s))
-            store(ai - bi, yi + (q &+ s))
+            let ar = loadFloat4(xr + q), ai = loadFloat4(xi + q)
+            let br = loadFloat4(xr + (q &+ s)), bi = loadFloat4(xi + (q &+ s))
+            storeFloats(ar + br, yr + q)
+            storeFloats(ai + bi, yi + q)
+            storeFloats(ar - br, yr + (q &+ s))
+            storeFloats(ai - bi, yi + (q &+ s))
             q &+= 4
         }
     }

@@ -1,3 +1,4 @@
+import TonearmCore
 // Decorrelation (ISO/IEC 14496-3 §8.6.4): the decorrelated signal d is the mono signal
 // through a band-dependent filter, attenuated where a transient would smear:
 // - the lowest hybrid bands (30 at 10/20 bands, 50 at 34) through a delay of 2 slots, a
@@ -42,8 +43,8 @@ extension PSDecoder {
                 let row = powerRows + bandOf[k] * 32
                 let re = delayRe + k * span, im = delayIm + k * span
                 for n in stride(from: 0, to: 32, by: 8) {
-                    let r = sbrLoad8(re + n), i = sbrLoad8(im + n)
-                    sbrStore8(sbrLoad8(row + n) + (r * r + i * i), row + n)
+                    let r = loadFloat8(re + n), i = loadFloat8(im + n)
+                    storeFloats(loadFloat8(row + n) + (r * r + i * i), row + n)
                 }
             }
         }
@@ -51,7 +52,7 @@ extension PSDecoder {
         // band a lane (rows 34 and 35 are padding, their power zero).
         let decay = PSTables.peakDecay, smoothing = PSTables.smoothing, impact = PSTables.transientImpact
         for i in stride(from: 0, to: parameterBands, by: 4) {
-            var peak = sbrLoad4(w.peakDecay + i), smooth = sbrLoad4(w.powerSmooth + i), diff = sbrLoad4(w.diffSmooth + i)
+            var peak = loadFloat4(w.peakDecay + i), smooth = loadFloat4(w.powerSmooth + i), diff = loadFloat4(w.diffSmooth + i)
             let rows = powerRows + i * 32, gain = gains + i * 32
             @inline(__always) func step(_ power: SIMD4<Float>) -> SIMD4<Float> {
                 let decayed = decay * peak
@@ -62,17 +63,17 @@ extension PSDecoder {
                 return (smooth / denominator).replacing(with: 1, where: .!(denominator .> smooth))
             }
             for n in stride(from: 0, to: 32, by: 4) {
-                let p = sbrTranspose4(sbrLoad4(rows + n), sbrLoad4(rows + 32 + n), sbrLoad4(rows + 64 + n), sbrLoad4(rows + 96 + n))
+                let p = sbrTranspose4(loadFloat4(rows + n), loadFloat4(rows + 32 + n), loadFloat4(rows + 64 + n), loadFloat4(rows + 96 + n))
                 let g0 = step(p.0), g1 = step(p.1), g2 = step(p.2), g3 = step(p.3)
                 let g = sbrTranspose4(g0, g1, g2, g3)
-                sbrStore4(g.0, gain + n)
-                sbrStore4(g.1, gain + 32 + n)
-                sbrStore4(g.2, gain + 64 + n)
-                sbrStore4(g.3, gain + 96 + n)
+                storeFloats(g.0, gain + n)
+                storeFloats(g.1, gain + 32 + n)
+                storeFloats(g.2, gain + 64 + n)
+                storeFloats(g.3, gain + 96 + n)
             }
-            sbrStore4(peak, w.peakDecay + i)
-            sbrStore4(smooth, w.powerSmooth + i)
-            sbrStore4(diff, w.diffSmooth + i)
+            storeFloats(peak, w.peakDecay + i)
+            storeFloats(smooth, w.powerSmooth + i)
+            storeFloats(diff, w.diffSmooth + i)
         }
 
         let outRe = w.rightRe, outIm = w.rightIm
@@ -83,9 +84,9 @@ extension PSDecoder {
                 let gain = gains + bandOf[k] * 32
                 let re = delayRe + k * span - delay, im = delayIm + k * span - delay
                 for n in stride(from: 0, to: 32, by: 8) {
-                    let g = sbrLoad8(gain + n)
-                    sbrStore8(g * sbrLoad8(re + n), outRe + k * 32 + n)
-                    sbrStore8(g * sbrLoad8(im + n), outIm + k * 32 + n)
+                    let g = loadFloat8(gain + n)
+                    storeFloats(g * loadFloat8(re + n), outRe + k * 32 + n)
+                    storeFloats(g * loadFloat8(im + n), outIm + k * 32 + n)
                 }
             }
         }
@@ -154,15 +155,15 @@ extension PSDecoder {
             // 4 slots at a time: the bands' rows transposed into one vector a slot, and back.
             var n = 0
             while n < 32 {
-                let xr = sbrTranspose4(sbrLoad4(x0 + n), sbrLoad4(x1 + n), sbrLoad4(x2 + n), sbrLoad4(x3 + n))
-                let xi = sbrTranspose4(sbrLoad4(y0 + n), sbrLoad4(y1 + n), sbrLoad4(y2 + n), sbrLoad4(y3 + n))
-                let g = sbrTranspose4(sbrLoad4(g0 + n), sbrLoad4(g1 + n), sbrLoad4(g2 + n), sbrLoad4(g3 + n))
+                let xr = sbrTranspose4(loadFloat4(x0 + n), loadFloat4(x1 + n), loadFloat4(x2 + n), loadFloat4(x3 + n))
+                let xi = sbrTranspose4(loadFloat4(y0 + n), loadFloat4(y1 + n), loadFloat4(y2 + n), loadFloat4(y3 + n))
+                let g = sbrTranspose4(loadFloat4(g0 + n), loadFloat4(g1 + n), loadFloat4(g2 + n), loadFloat4(g3 + n))
                 let s0 = chain(n, xr.0, xi.0), s1 = chain(n + 1, xr.1, xi.1)
                 let s2 = chain(n + 2, xr.2, xi.2), s3 = chain(n + 3, xr.3, xi.3)
                 let dr = sbrTranspose4(g.0 * s0.0, g.1 * s1.0, g.2 * s2.0, g.3 * s3.0)
                 let di = sbrTranspose4(g.0 * s0.1, g.1 * s1.1, g.2 * s2.1, g.3 * s3.1)
-                sbrStore4(dr.0, r0 + n); sbrStore4(dr.1, r1 + n); sbrStore4(dr.2, r2 + n); sbrStore4(dr.3, r3 + n)
-                sbrStore4(di.0, i0 + n); sbrStore4(di.1, i1 + n); sbrStore4(di.2, i2 + n); sbrStore4(di.3, i3 + n)
+                storeFloats(dr.0, r0 + n); storeFloats(dr.1, r1 + n); storeFloats(dr.2, r2 + n); storeFloats(dr.3, r3 + n)
+                storeFloats(di.0, i0 + n); storeFloats(di.1, i1 + n); storeFloats(di.2, i2 + n); storeFloats(di.3, i3 + n)
                 n += 4
             }
             // The last slots become the lines' history.

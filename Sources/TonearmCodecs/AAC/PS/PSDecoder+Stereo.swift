@@ -1,3 +1,4 @@
+import TonearmCore
 // Stereo processing (ISO/IEC 14496-3 §8.6.4): per parameter band and envelope, a 2 × 2
 // matrix H mixes the mono signal s and the decorrelated d into left and right,
 //   l = H11·s + H21·d,  r = H12·s + H22·d,
@@ -104,7 +105,7 @@ extension PSDecoder {
                 var n = first
                 while n + 8 <= last + 1 {
                     let t = Float(n - start) + ramp
-                    for c in 0..<rowCount { sbrStore8(from[c] + step[c] * t, rows + c * 32 + n) }
+                    for c in 0..<rowCount { storeFloats(from[c] + step[c] * t, rows + c * 32 + n) }
                     n += 8
                 }
                 while n <= last {
@@ -137,22 +138,22 @@ extension PSDecoder {
                 let lRe = w.leftRe + k * 32, lIm = w.leftIm + k * 32
                 let dRe = w.rightRe + k * 32, dIm = w.rightIm + k * 32
                 for n in stride(from: 0, to: 32, by: 8) {
-                    let sr = sbrLoad8(sRe + n), si = sbrLoad8(sIm + n), dr = sbrLoad8(dRe + n), di = sbrLoad8(dIm + n)
-                    let h11 = sbrLoad8(h + n), h12 = sbrLoad8(h + 32 + n), h21 = sbrLoad8(h + 64 + n), h22 = sbrLoad8(h + 96 + n)
+                    let sr = loadFloat8(sRe + n), si = loadFloat8(sIm + n), dr = loadFloat8(dRe + n), di = loadFloat8(dIm + n)
+                    let h11 = loadFloat8(h + n), h12 = loadFloat8(h + 32 + n), h21 = loadFloat8(h + 64 + n), h22 = loadFloat8(h + 96 + n)
                     var lr = h11 * sr + h21 * dr, li = h11 * si + h21 * di
                     var rr = h12 * sr + h22 * dr, ri = h12 * si + h22 * di
                     if phased {
-                        let j11 = sbrLoad8(h + 128 + n), j12 = sbrLoad8(h + 160 + n)
-                        let j21 = sbrLoad8(h + 192 + n), j22 = sbrLoad8(h + 224 + n)
+                        let j11 = loadFloat8(h + 128 + n), j12 = loadFloat8(h + 160 + n)
+                        let j21 = loadFloat8(h + 192 + n), j22 = loadFloat8(h + 224 + n)
                         lr -= j11 * si + j21 * di
                         li += j11 * sr + j21 * dr
                         rr -= j12 * si + j22 * di
                         ri += j12 * sr + j22 * dr
                     }
-                    sbrStore8(lr, lRe + n)
-                    sbrStore8(li, lIm + n)
-                    sbrStore8(rr, dRe + n)
-                    sbrStore8(ri, dIm + n)
+                    storeFloats(lr, lRe + n)
+                    storeFloats(li, lIm + n)
+                    storeFloats(rr, dRe + n)
+                    storeFloats(ri, dIm + n)
                 }
             }
         }
@@ -168,7 +169,7 @@ extension PSDecoder {
         var n = first
         let ramp = SIMD8<Float>(0, 1, 2, 3, 4, 5, 6, 7)
         while n + 8 <= last + 1 {
-            sbrStore8(from + step * (Float(n - start) + ramp), row + n)
+            storeFloats(from + step * (Float(n - start) + ramp), row + n)
             n += 8
         }
         while n <= last {

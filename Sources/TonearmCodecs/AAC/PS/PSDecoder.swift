@@ -1,3 +1,4 @@
+import TonearmCore
 /// The parametric stereo decoder of HE-AAC v2 (ISO/IEC 14496-3 subpart 8, §8.6.4): it turns
 /// the mono QMF matrix of an SBR channel into a left and a right one.
 ///
@@ -250,7 +251,7 @@ final class PSWork {
         for p in [delayRe, delayIm] {
             for k in 0..<PSHybrid.bandCount(is34: is34) {
                 let row = p + k * span
-                for i in stride(from: 0, to: history, by: 8) { sbrStore8(sbrLoad8(row + 32 + i), row + i) }
+                for i in stride(from: 0, to: history, by: 8) { storeFloats(loadFloat8(row + 32 + i), row + i) }
             }
         }
     }

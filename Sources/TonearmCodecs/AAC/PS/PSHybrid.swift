@@ -1,3 +1,4 @@
+import TonearmCore
 /// The hybrid analysis and synthesis filter banks of parametric stereo (ISO/IEC 14496-3
 /// §8.6.4): the lowest QMF bands are split again for a finer frequency resolution where
 /// the ear has it.
@@ -86,13 +87,13 @@ final class PSHybrid {
             for (k, parts) in Self.summed8.enumerated() {
                 let oRe = outRe + k * stride, oIm = outIm + k * stride
                 for n in Swift.stride(from: 0, to: 32, by: 8) {
-                    var sr = sbrLoad8(tRe + parts[0] * 32 + n), si = sbrLoad8(tIm + parts[0] * 32 + n)
+                    var sr = loadFloat8(tRe + parts[0] * 32 + n), si = loadFloat8(tIm + parts[0] * 32 + n)
                     if parts.count > 1 {
-                        sr += sbrLoad8(tRe + parts[1] * 32 + n)
-                        si += sbrLoad8(tIm + parts[1] * 32 + n)
+                        sr += loadFloat8(tRe + parts[1] * 32 + n)
+                        si += loadFloat8(tIm + parts[1] * 32 + n)
                     }
-                    sbrStore8(sr, oRe + n)
-                    sbrStore8(si, oIm + n)
+                    storeFloats(sr, oRe + n)
+                    storeFloats(si, oIm + n)
                 }
             }
             // Odd QMF bands are spectrally inverted: in band 1 the high-pass half holds the
@@ -153,10 +154,10 @@ final class PSHybrid {
         var k = 0
         for (band, width) in widths.enumerated() {
             for n in Swift.stride(from: 0, to: 32, by: 8) {
-                var sr = sbrLoad8(re + k * 32 + n), si = sbrLoad8(im + k * 32 + n)
+                var sr = loadFloat8(re + k * 32 + n), si = loadFloat8(im + k * 32 + n)
                 for j in 1..<width {
-                    sr += sbrLoad8(re + (k + j) * 32 + n)
-                    si += sbrLoad8(im + (k + j) * 32 + n)
+                    sr += loadFloat8(re + (k + j) * 32 + n)
+                    si += loadFloat8(im + (k + j) * 32 + n)
                 }
                 for i in 0..<8 {
                     outRe[(n + i) * 64 + band] = sr[i]
@@ -203,25 +204,25 @@ final class PSHybrid {
                 precondition(fr.count >= bands * 13 && fi.count >= bands * 13)
                 for n in Swift.stride(from: 0, to: 32, by: 8) {
                     for j in 0..<6 {
-                        let a = sbrLoad8(xr + n + j), b = sbrLoad8(xr + n + 12 - j)
-                        let c = sbrLoad8(xi + n + j), d = sbrLoad8(xi + n + 12 - j)
+                        let a = loadFloat8(xr + n + j), b = loadFloat8(xr + n + 12 - j)
+                        let c = loadFloat8(xi + n + j), d = loadFloat8(xi + n + 12 - j)
                         let u = pairs + j * 32
-                        sbrStore8(a + b, u)
-                        sbrStore8(c + d, u + 8)
-                        sbrStore8(a - b, u + 16)
-                        sbrStore8(c - d, u + 24)
+                        storeFloats(a + b, u)
+                        storeFloats(c + d, u + 8)
+                        storeFloats(a - b, u + 16)
+                        storeFloats(c - d, u + 24)
                     }
-                    let midRe = sbrLoad8(xr + n + 6), midIm = sbrLoad8(xi + n + 6)
+                    let midRe = loadFloat8(xr + n + 6), midIm = loadFloat8(xi + n + 6)
                     for q in 0..<bands {
                         let a6 = fr[q * 13 + 6], b6 = fi[q * 13 + 6]
                         var sr = a6 * midRe - b6 * midIm, si = a6 * midIm + b6 * midRe
                         for j in 0..<6 {
                             let a = fr[q * 13 + j], b = fi[q * 13 + j], u = pairs + j * 32
-                            sr += a * sbrLoad8(u) - b * sbrLoad8(u + 24)
-                            si += a * sbrLoad8(u + 8) + b * sbrLoad8(u + 16)
+                            sr += a * loadFloat8(u) - b * loadFloat8(u + 24)
+                            si += a * loadFloat8(u + 8) + b * loadFloat8(u + 16)
                         }
-                        sbrStore8(sr, outRe + q * stride + n)
-                        sbrStore8(si, outIm + q * stride + n)
+                        storeFloats(sr, outRe + q * stride + n)
+                        storeFloats(si, outIm + q * stride + n)
                     }
                 }
             }
@@ -236,17 +237,17 @@ final class PSHybrid {
         let g = PSTables.filter2
         let g1 = g[1], g3 = g[3], g5 = g[5], g6 = g[6]
         for n in Swift.stride(from: 0, to: 32, by: 8) {
-            let midRe = g6 * sbrLoad8(xr + n + 6), midIm = g6 * sbrLoad8(xi + n + 6)
-            var sideRe = g1 * (sbrLoad8(xr + n + 1) + sbrLoad8(xr + n + 11))
-            var sideIm = g1 * (sbrLoad8(xi + n + 1) + sbrLoad8(xi + n + 11))
-            sideRe += g3 * (sbrLoad8(xr + n + 3) + sbrLoad8(xr + n + 9))
-            sideIm += g3 * (sbrLoad8(xi + n + 3) + sbrLoad8(xi + n + 9))
-            sideRe += g5 * (sbrLoad8(xr + n + 5) + sbrLoad8(xr + n + 7))
-            sideIm += g5 * (sbrLoad8(xi + n + 5) + sbrLoad8(xi + n + 7))
-            sbrStore8(midRe + sideRe, lowRe + n)
-            sbrStore8(midIm + sideIm, lowIm + n)
-            sbrStore8(midRe - sideRe, highRe + n)
-            sbrStore8(midIm - sideIm, highIm + n)
+            let midRe = g6 * loadFloat8(xr + n + 6), midIm = g6 * loadFloat8(xi + n + 6)
+            var sideRe = g1 * (loadFloat8(xr + n + 1) + loadFloat8(xr + n + 11))
+            var sideIm = g1 * (loadFloat8(xi + n + 1) + loadFloat8(xi + n + 11))
+            sideRe += g3 * (loadFloat8(xr + n + 3) + loadFloat8(xr + n + 9))
+            sideIm += g3 * (loadFloat8(xi + n + 3) + loadFloat8(xi + n + 9))
+            sideRe += g5 * (loadFloat8(xr + n + 5) + loadFloat8(xr + n + 7))
+            sideIm += g5 * (loadFloat8(xi + n + 5) + loadFloat8(xi + n + 7))
+            storeFloats(midRe + sideRe, lowRe + n)
+            storeFloats(midIm + sideIm, lowIm + n)
+            storeFloats(midRe - sideRe, highRe + n)
+            storeFloats(midIm - sideIm, highIm + n)
         }
     }
 }

@@ -1,3 +1,4 @@
+import TonearmCore
 import Foundation
 
 // HF generation (ISO/IEC 14496-3 §4.6.18.6) and HF adjustment (§4.6.18.7). Time runs in QMF
@@ -27,7 +28,7 @@ extension SBRDecoder {
         let sums = s.covariance
         for group in 0..<groups {
             let r = tr + group * 8, q = ti + group * 8
-            func x(_ n: Int) -> (SIMD8<Float>, SIMD8<Float>) { (sbrLoad8(r + n * 32), sbrLoad8(q + n * 32)) }
+            func x(_ n: Int) -> (SIMD8<Float>, SIMD8<Float>) { (loadFloat8(r + n * 32), loadFloat8(q + n * 32)) }
             // The sums over n = 1…37 that the terms share, then each term's ends.
             var e = SIMD8<Float>(), cr = e, ci = e, r02r = e, r02i = e
             var (r0, q0) = x(0), (r1, q1) = x(1)
@@ -46,14 +47,14 @@ extension SBRDecoder {
             let (xr0, xi0) = x(0), (xr1, xi1) = x(1), (xr38, xi38) = x(38), (xr39, xi39) = x(39)
             // φ(1,1), φ(2,2), φ(1,2), φ(0,1), φ(0,2), real and imaginary parts, 8 bands a row.
             let row = sums + group * 64
-            sbrStore8(e + xr38 * xr38 + xi38 * xi38, row)
-            sbrStore8(e + xr0 * xr0 + xi0 * xi0, row + 8)
-            sbrStore8(cr + xr1 * xr0 + xi1 * xi0, row + 16)
-            sbrStore8(ci + xi1 * xr0 - xr1 * xi0, row + 24)
-            sbrStore8(cr + xr39 * xr38 + xi39 * xi38, row + 32)
-            sbrStore8(ci + xi39 * xr38 - xr39 * xi38, row + 40)
-            sbrStore8(r02r, row + 48)
-            sbrStore8(r02i, row + 56)
+            storeFloats(e + xr38 * xr38 + xi38 * xi38, row)
+            storeFloats(e + xr0 * xr0 + xi0 * xi0, row + 8)
+            storeFloats(cr + xr1 * xr0 + xi1 * xi0, row + 16)
+            storeFloats(ci + xi1 * xr0 - xr1 * xi0, row + 24)
+            storeFloats(cr + xr39 * xr38 + xi39 * xi38, row + 32)
+            storeFloats(ci + xi39 * xr38 - xr39 * xi38, row + 40)
+            storeFloats(r02r, row + 48)
+            storeFloats(r02i, row + 56)
         }
         for k in 0..<lowBands {
             let at = (k / 8 * 8) * 8 + k % 8
@@ -109,10 +110,10 @@ extension SBRDecoder {
                 let outR = hr + k * 40, outI = hi + k * 40
                 var l = start
                 while l + 8 <= end {
-                    let r0 = sbrLoad8(lr + l), r1 = sbrLoad8(lr + l - 1), r2 = sbrLoad8(lr + l - 2)
-                    let i0 = sbrLoad8(li + l), i1 = sbrLoad8(li + l - 1), i2 = sbrLoad8(li + l - 2)
-                    sbrStore8(r0 + c0r * r1 - c0i * i1 + c1r * r2 - c1i * i2, outR + l)
-                    sbrStore8(i0 + c0r * i1 + c0i * r1 + c1r * i2 + c1i * r2, outI + l)
+                    let r0 = loadFloat8(lr + l), r1 = loadFloat8(lr + l - 1), r2 = loadFloat8(lr + l - 2)
+                    let i0 = loadFloat8(li + l), i1 = loadFloat8(li + l - 1), i2 = loadFloat8(li + l - 2)
+                    storeFloats(r0 + c0r * r1 - c0i * i1 + c1r * r2 - c1i * i2, outR + l)
+                    storeFloats(i0 + c0r * i1 + c0i * r1 + c1r * i2 + c1i * r2, outI + l)
                     l += 8
                 }
                 while l < end {
@@ -198,7 +199,7 @@ extension SBRDecoder {
                     // 8 slots a vector, then one at a time.
                     var i = lo, partial = SIMD8<Float>()
                     while i + 8 <= hiSlot {
-                        let x = sbrLoad8(r + i), y = sbrLoad8(q + i)
+                        let x = loadFloat8(r + i), y = loadFloat8(q + i)
                         partial += x * x + y * y
                         i += 8
                     }
@@ -350,11 +351,11 @@ extension SBRDecoder {
                     while band + 8 <= m {
                         var g = SIMD8<Float>(), q = g
                         for j in 0...smoothing {
-                            g += sbrLoad8(gh + (i + smoothing - j) * 64 + band) * hSmooth[j]
-                            q += sbrLoad8(qh + (i + smoothing - j) * 64 + band) * hSmooth[j]
+                            g += loadFloat8(gh + (i + smoothing - j) * 64 + band) * hSmooth[j]
+                            q += loadFloat8(qh + (i + smoothing - j) * 64 + band) * hSmooth[j]
                         }
-                        sbrStore8(g, gFilt + band)
-                        sbrStore8(q, qFilt + band)
+                        storeFloats(g, gFilt + band)
+                        storeFloats(q, qFilt + band)
                         band += 8
                     }
                     while band < m {
@@ -380,15 +381,15 @@ extension SBRDecoder {
                 let noisy = !transient && !anySine
                 var band = 0
                 while band + 8 <= m {
-                    let gain = sbrLoad8(g + band)
-                    var r = sbrLoad8(inR + band) * gain, im = sbrLoad8(inI + band) * gain
+                    let gain = loadFloat8(g + band)
+                    var r = loadFloat8(inR + band) * gain, im = loadFloat8(inI + band) * gain
                     if noisy {
-                        let level = sbrLoad8(q + band)
-                        r += level * sbrLoad8(nr + band)
-                        im += level * sbrLoad8(ni + band)
+                        let level = loadFloat8(q + band)
+                        r += level * loadFloat8(nr + band)
+                        im += level * loadFloat8(ni + band)
                     }
-                    sbrStore8(r, outR + band)
-                    sbrStore8(im, outI + band)
+                    storeFloats(r, outR + band)
+                    storeFloats(im, outI + band)
                     band += 8
                 }
                 while band < m {

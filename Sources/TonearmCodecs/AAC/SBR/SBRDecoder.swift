@@ -1,3 +1,4 @@
+import TonearmCore
 /// The SBR decoder of one channel element (HE-AAC, ISO/IEC 14496-3 subpart 4, §4.6.18): it
 /// reads the element's SBR extension payloads and turns each 1024-sample core frame of a
 /// channel into 2048 samples at twice the rate.
@@ -215,8 +216,8 @@ final class SBRDecoder {
             var k = max(lowEnd, 0)
             let highTop = min(highEnd, 64)
             while k + 8 <= highTop {
-                sbrStore8(sbrLoad8(hr + row * 64 + k), re + k)
-                sbrStore8(sbrLoad8(hi + row * 64 + k), im + k)
+                storeFloats(loadFloat8(hr + row * 64 + k), re + k)
+                storeFloats(loadFloat8(hi + row * 64 + k), im + k)
                 k += 8
             }
             while k < highTop {

@@ -92,20 +92,20 @@ final class SBRAnalysisFilterbank {
         // x[0] is the newest sample: the block goes in reversed.
         var n = 0
         while n < 32 {
-            let v = SBRVector.load(input + n)
-            SBRVector.store(SIMD4(v[3], v[2], v[1], v[0]), x + (28 &- n))
+            let v = loadFloat4(input + n)
+            storeFloats(reversedLanes(v), x + (28 &- n))
             n &+= 4
         }
         // u(n) = Σj x(n + 64j)·c(n + 64j), j < 5.
         n = 0
         while n < 64 {
-            var s = SBRVector.load(x + n) * SBRVector.load(c + n)
+            var s = loadFloat4(x + n) * loadFloat4(c + n)
             var j = n &+ 64
             while j < 320 {
-                s += SBRVector.load(x + j) * SBRVector.load(c + j)
+                s += loadFloat4(x + j) * loadFloat4(c + j)
                 j &+= 64
             }
-            SBRVector.store(s, u + n)
+            storeFloats(s, u + n)
             n &+= 4
         }
     }
@@ -142,42 +142,30 @@ final class SBRAnalysisFilterbank {
         let re = self.re, im = self.im, u = self.u, t = twiddles
         var m = 0
         while m < 32 {
-            let pair = UnsafeRawPointer(u + 2 &* m).loadUnaligned(as: SIMD8<Float>.self)
+            let pair = loadFloat8(u + 2 &* m)
             let even = pair.evenHalf, odd = pair.oddHalf
-            let c = SBRVector.load(t + m), s = SBRVector.load(t + (32 &+ m))
-            SBRVector.store(even * c - odd * s, re + m)
-            SBRVector.store(even * s + odd * c, im + m)
+            let c = loadFloat4(t + m), s = loadFloat4(t + (32 &+ m))
+            storeFloats(even * c - odd * s, re + m)
+            storeFloats(even * s + odd * c, im + m)
             m &+= 4
         }
         fft.inverse(re, im)
         var k = 0
         while k < 32 {
-            let xr = SBRVector.load(re + k), xi = SBRVector.load(im + k)
-            let yr0 = SBRVector.load(re + (28 &- k)), yi0 = SBRVector.load(im + (28 &- k))
+            let xr = loadFloat4(re + k), xi = loadFloat4(im + k)
+            let yr0 = loadFloat4(re + (28 &- k)), yi0 = loadFloat4(im + (28 &- k))
             let yr = SIMD4(yr0[3], yr0[2], yr0[1], yr0[0]), yi = SIMD4(yi0[3], yi0[2], yi0[1], yi0[0])
             // 2A and 2B; the halves cancel the 2 of W.
             let ar = xr + yr, ai = xi - yi, br = xi + yi, bi = yr - xr
-            let pr = SBRVector.load(t + (64 &+ k)), pi = SBRVector.load(t + (96 &+ k))
-            let qr = SBRVector.load(t + (128 &+ k)), qi = SBRVector.load(t + (160 &+ k))
-            SBRVector.store(pr * ar - pi * ai + qr * br - qi * bi, real + k)
-            SBRVector.store(pr * ai + pi * ar + qr * bi + qi * br, imag + k)
+            let pr = loadFloat4(t + (64 &+ k)), pi = loadFloat4(t + (96 &+ k))
+            let qr = loadFloat4(t + (128 &+ k)), qi = loadFloat4(t + (160 &+ k))
+            storeFloats(pr * ar - pi * ai + qr * br - qi * bi, real + k)
+            storeFloats(pr * ai + pi * ar + qr * bi + qi * br, imag + k)
             k &+= 4
         }
     }
 }
 
-/// Unaligned four-float loads and stores for the QMF banks' loops.
-enum SBRVector {
-    @inline(__always)
-    static func load(_ p: UnsafePointer<Float>) -> SIMD4<Float> {
-        UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
-    }
-
-    @inline(__always)
-    static func store(_ v: SIMD4<Float>, _ p: UnsafeMutablePointer<Float>) {
-        UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<Float>.self)
-    }
-}
 
 /// The 64-band synthesis bank (§4.6.18.4.2).
 final class SBRSynthesisFilterbank {
@@ -243,13 +231,13 @@ final class SBRSynthesisFilterbank {
         let c = window
         var k = 0
         while k < 64 {
-            var s = SBRVector.load(v + k) * SBRVector.load(c + k)
-            s += SBRVector.load(v + (192 &+ k)) * SBRVector.load(c + (64 &+ k))
+            var s = loadFloat4(v + k) * loadFloat4(c + k)
+            s += loadFloat4(v + (192 &+ k)) * loadFloat4(c + (64 &+ k))
             for j in 1..<5 {
-                s += SBRVector.load(v + (256 &* j &+ k)) * SBRVector.load(c + (128 &* j &+ k))
-                s += SBRVector.load(v + (256 &* j &+ 192 &+ k)) * SBRVector.load(c + (128 &* j &+ 64 &+ k))
+                s += loadFloat4(v + (256 &* j &+ k)) * loadFloat4(c + (128 &* j &+ k))
+                s += loadFloat4(v + (256 &* j &+ 192 &+ k)) * loadFloat4(c + (128 &* j &+ 64 &+ k))
             }
-            SBRVector.store(s, out + k)
+            storeFloats(s, out + k)
             k &+= 4
         }
     }
@@ -284,10 +272,10 @@ final class SBRSynthesisFilterbank {
         let alternate = SIMD4<Float>(1, -1, 1, -1)
         var n = 0
         while n < 64 {
-            let fn = SBRVector.load(f + n), gn = SBRVector.load(g + n) * alternate
-            SBRVector.store(gn - fn, v + n)
+            let fn = loadFloat4(f + n), gn = loadFloat4(g + n) * alternate
+            storeFloats(gn - fn, v + n)
             let sum = fn + gn
-            SBRVector.store(SIMD4(sum[3], sum[2], sum[1], sum[0]), v + (124 &- n))
+            storeFloats(SIMD4(sum[3], sum[2], sum[1], sum[0]), v + (124 &- n))
             n &+= 4
         }
         output(v, out)
