@@ -18,8 +18,12 @@ fill elements, then END. MODE:
             The ADTS channel configuration becomes 0, as a PCE requires. Neither element
             changes the audio: the decode must equal IN's.
 """
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from aac_adts import frames, pack, skip_fills  # noqa: E402
 
 SWIFT = "../../Sources/TonearmCodecs/AAC/AACHuffman+Codebooks.swift"
 # swb_offset_long_window for 22.05 and 24 kHz (Table 4.131): the first bands suffice.
@@ -80,29 +84,6 @@ def pulse_position(bits, s):
     return s, band
 
 
-def frames(data):
-    at = 0
-    while at + 7 <= len(data):
-        header = bytearray(data[at:at + 7])
-        assert header[1] & 1, "a CRC: not handled"
-        length = (header[3] & 3) << 11 | header[4] << 3 | header[5] >> 5
-        yield header, "".join(format(b, "08b") for b in data[at + 7:at + length])
-        at += length
-
-
-def skip_fills(bits):
-    s = 0
-    while bits[s:s + 3] == "110":
-        count = int(bits[s + 3:s + 7], 2)
-        s += 7
-        if count == 15:
-            count += int(bits[s:s + 8], 2) - 1
-            s += 8
-        s += 8 * count
-    assert bits[s:s + 3] == "000", "not an SCE"
-    return s
-
-
 def main():
     src, dst, mode = sys.argv[1:4]
     out = b""
@@ -136,14 +117,7 @@ def main():
             forged += 1
         else:
             raise SystemExit("unknown mode " + mode)
-        bits = bits.rstrip("0")
-        bits += "0" * (-len(bits) % 8)
-        payload = bytes(int(bits[i:i + 8], 2) for i in range(0, len(bits), 8))
-        size = 7 + len(payload)
-        header[3] = header[3] & 0xFC | size >> 11
-        header[4] = size >> 3 & 0xFF
-        header[5] = header[5] & 0x1F | (size & 7) << 5
-        out += bytes(header) + payload
+        out += pack(header, bits)
     assert forged > 0, "nothing forged"
     open(dst, "wb").write(out)
 
