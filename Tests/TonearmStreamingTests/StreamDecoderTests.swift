@@ -63,8 +63,8 @@ final class StreamDecoderTests: XCTestCase {
         let expected = try decodeInterleaved(dir + "/three.aac", as: Float.self)
         let d = StreamDecoder(stream: HTTPStream(url: s.url("live/\(path)?metaint=1000&loops=3&titles=One%7CTwo%7CThree"),
                                                  options: options()))
-        let titles = Titles()
-        d.onEvent = { if case .title(let t, _) = $0 { titles.append(t) } }
+        let titles = TitleLog()
+        d.onEvent = { titles.append($0) }
         try d.open()
         let f = d.fileDataFormat
         XCTAssertEqual([f.formatID.description, "\(f.sampleRate)", "\(f.channelsPerFrame)", "\(f.framesPerPacket)"],
@@ -72,14 +72,7 @@ final class StreamDecoderTests: XCTestCase {
         XCTAssertEqual(d.properties?.dataFormat?.formatID, .mpeg4AAC, "the parser's format is the ADTS header's")
         try d.setClientFormat(.float32(sampleRate: 48000, channels: 2))
         assertSamples(try readAll(d), expected, "the station")
-        XCTAssertEqual(Array(titles.all.prefix(3)), ["One", "Two", "Three"])
-    }
-
-    final class Titles: @unchecked Sendable {
-        private let lock = NSLock()
-        private var list: [String] = []
-        func append(_ t: String) { lock.withLock { list.append(t) } }
-        var all: [String] { lock.withLock { list } }
+        XCTAssertEqual(titles.all.prefix(3).map(\.0), ["One", "Two", "Three"])
     }
 
     /// Where `probe` (interleaved) begins in `expected`, searching frame by frame from `from`.

@@ -130,27 +130,20 @@ extension PSDecoder {
             /// Slot n of the 4 bands: the input after the 2-slot delay, the output before the
             /// gain. Link m reads its line `delay` slots back (entry n) and writes slot n.
             @inline(__always) func chain(_ n: Int, _ xr: SIMD4<Float>, _ xi: SIMD4<Float>) -> (SIMD4<Float>, SIMD4<Float>) {
-                var sRe = xr * phiRe - xi * phiIm
-                var sIm = xr * phiIm + xi * phiRe
-                // Link m: out = Q·line − a·in; the line takes in + a·out.
-                var lr = linkRe[ring0 + n], li = linkIm[ring0 + n]
-                var oRe = lr * q0Re - li * q0Im - a0 * sRe
-                var oIm = lr * q0Im + li * q0Re - a0 * sIm
-                linkRe[ring0 + 3 + n] = sRe + a0 * oRe
-                linkIm[ring0 + 3 + n] = sIm + a0 * oIm
-                sRe = oRe; sIm = oIm
-                lr = linkRe[ring1 + n]; li = linkIm[ring1 + n]
-                oRe = lr * q1Re - li * q1Im - a1 * sRe
-                oIm = lr * q1Im + li * q1Re - a1 * sIm
-                linkRe[ring1 + 4 + n] = sRe + a1 * oRe
-                linkIm[ring1 + 4 + n] = sIm + a1 * oIm
-                sRe = oRe; sIm = oIm
-                lr = linkRe[ring2 + n]; li = linkIm[ring2 + n]
-                oRe = lr * q2Re - li * q2Im - a2 * sRe
-                oIm = lr * q2Im + li * q2Re - a2 * sIm
-                linkRe[ring2 + 5 + n] = sRe + a2 * oRe
-                linkIm[ring2 + 5 + n] = sIm + a2 * oIm
-                return (oRe, oIm)
+                // Link m, its line `delay` slots long: out = Q·line − a·in; the line takes in + a·out.
+                @inline(__always) func link(_ ring: Int, _ delay: Int, _ qRe: SIMD4<Float>, _ qIm: SIMD4<Float>, _ a: SIMD4<Float>,
+                                            _ sRe: SIMD4<Float>, _ sIm: SIMD4<Float>) -> (SIMD4<Float>, SIMD4<Float>) {
+                    let lr = linkRe[ring + n], li = linkIm[ring + n]
+                    let oRe = lr * qRe - li * qIm - a * sRe
+                    let oIm = lr * qIm + li * qRe - a * sIm
+                    linkRe[ring + delay + n] = sRe + a * oRe
+                    linkIm[ring + delay + n] = sIm + a * oIm
+                    return (oRe, oIm)
+                }
+                let s = (xr * phiRe - xi * phiIm, xr * phiIm + xi * phiRe)
+                let o0 = link(ring0, 3, q0Re, q0Im, a0, s.0, s.1)
+                let o1 = link(ring1, 4, q1Re, q1Im, a1, o0.0, o0.1)
+                return link(ring2, 5, q2Re, q2Im, a2, o1.0, o1.1)
             }
             // 4 slots at a time: the bands' rows transposed into one vector a slot, and back.
             var n = 0
