@@ -47,7 +47,7 @@ struct AACSpectralTables: @unchecked Sendable {
 
     private init() {
         let pow43 = UnsafeMutablePointer<Float>.allocate(capacity: 8192)
-        for i in 0..<8192 { pow43[i] = AACTables.powerFourThirds[i] }
+        for i in 0..<8192 { pow43[i] = Float(pow(Double(i), 4.0 / 3.0)) }
         powerFourThirds = UnsafePointer(pow43)
         let quarter = UnsafeMutablePointer<Float>.allocate(capacity: 256)
         for i in 0..<256 { quarter[i] = exp2f(Float(i - 100) / 4) }
@@ -70,7 +70,7 @@ struct AACSpectralTables: @unchecked Sendable {
                 for j in stride(from: count - 1, through: 0, by: -1) {
                     let v = rest % modulus - offset
                     rest /= modulus
-                    let magnitude = AACTables.powerFourThirds[min(abs(v), 15)]
+                    let magnitude = pow43[min(abs(v), 15)]
                     values[index * count + j] = book == 11 && v == 16 ? 0 : v < 0 ? -magnitude : magnitude
                     if v != 0 { nonzero |= 1 << j }
                     if book == 11 && v == 16 { escapes |= 1 << j }

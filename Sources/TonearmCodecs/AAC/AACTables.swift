@@ -77,7 +77,4 @@ enum AACTables {
 
     /// PRED_SFB_MAX: the bands AAC Main's predictor covers.
     static let predictionMaxBands: [Int] = [33, 33, 38, 40, 40, 40, 41, 41, 37, 37, 37, 34, 34]
-
-    /// |q|^(4/3) for the quantised values 0…8191.
-    static let powerFourThirds: [Float] = (0..<8192).map { Float(pow(Double($0), 4.0 / 3.0)) }
 }
