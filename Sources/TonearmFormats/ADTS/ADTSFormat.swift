@@ -11,8 +11,6 @@ public struct AACAudioConfig: Sendable, Equatable {
     /// For explicit SBR/PS signalling: the output rate and the core object type.
     public var extensionSampleRate: Int?
     public var coreObjectType: Int?
-    /// For channel configuration 0: the channels its program config element lists.
-    public var programChannels: Int?
 
     /// Sample rates by the 4-bit sampling frequency index.
     public static let sampleRates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
@@ -25,9 +23,7 @@ public struct AACAudioConfig: Sendable, Equatable {
         }
     }
 
-    public var channels: Int? {
-        channelConfiguration == 0 ? programChannels : AACAudioConfig.channels(configuration: channelConfiguration)
-    }
+    public var channels: Int? { AACAudioConfig.channels(configuration: channelConfiguration) }
 
     /// The format Apple gives this configuration: AAC at the core rate, HE-AAC ('aach') or
     /// HE-AAC v2 ('aacp') at the output rate with 2048 frames per packet.
@@ -120,6 +116,8 @@ public struct AACAudioConfig: Sendable, Equatable {
 /// configuration (3), four flags, frame length with the header (13), buffer fullness (11),
 /// raw data blocks − 1 (2).
 public struct ADTSFormat: FramedFormat {
+    /// The header's configuration (for channel configuration 0, the channels are the program
+    /// config element's, which the magic cookie carries).
     public private(set) var config: AACAudioConfig?
     private var bitRate = 0
 
@@ -168,21 +166,24 @@ public struct ADTSFormat: FramedFormat {
         let objectType = Int(bytes[2] >> 6) + 1
         let frequencyIndex = Int(bytes[2] >> 2 & 0xF)
         let channelConfiguration = Int(bytes[2] & 1) << 2 | Int(bytes[3] >> 6)
-        var c = AACAudioConfig(objectType: objectType, sampleRate: AACAudioConfig.sampleRates[frequencyIndex],
+        let c = AACAudioConfig(objectType: objectType, sampleRate: AACAudioConfig.sampleRates[frequencyIndex],
                                channelConfiguration: channelConfiguration)
         var cookie = AACAudioConfig.audioSpecificConfig(objectType: objectType, frequencyIndex: frequencyIndex,
                                                         channelConfiguration: channelConfiguration)
+        let format: StreamDescription
         if channelConfiguration == 0 {
-            let program = try ADTSFormat.programConfig(bytes, payloadOffset: header.payloadOffset)
-            c.programChannels = program.channels
             // The cookie carries the program, as ffmpeg's aac_adtstoasc puts it: the two
             // bytes above (their three flags zero), then the element, byte-aligned from the
-            // config's start.
+            // config's start. The format is the cookie's, read as every AAC cookie is.
+            let program = try ADTSFormat.programConfig(bytes, payloadOffset: header.payloadOffset)
             var w = BitWriter(bytes: cookie)
             program.write(to: &w)
             cookie = w.takeBytes()
+            format = try AudioSpecificConfig.parse(cookie).streamDescription
+        } else {
+            guard let f = c.streamDescription else { throw AudioError(.unsupportedDataFormat, "ADTS channel configuration \(channelConfiguration)") }
+            format = f
         }
-        guard let format = c.streamDescription else { throw AudioError(.unsupportedDataFormat, "ADTS channel configuration \(channelConfiguration)") }
         config = c
         p.dataFormat = format
         p.dataFormatName = "AAC (\(["Main", "LC", "SSR", "LTP"][objectType - 1]))"
