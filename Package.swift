@@ -1,6 +1,10 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+/// TonearmFFmpeg, for the targets that use it when the FFmpeg trait is on.
+// (Defined before `package`: top-level code runs in order.)
+let ffmpeg: Target.Dependency = .target(name: "TonearmFFmpeg", condition: .when(traits: ["FFmpeg"]))
+
 let package = Package(
     name: "Tonearm",
     // Playback's lock-free ring uses the Synchronization module's atomics.
@@ -16,15 +20,29 @@ let package = Package(
         .executable(name: "tonearm", targets: ["tonearm"]),
         .executable(name: "tonearm-bench", targets: ["tonearm-bench"]),
     ],
+    // Off by default: the default build is pure Swift and links no FFmpeg library.
+    traits: [
+        .trait(name: "FFmpeg", description: """
+            Decode, demux and stream what Tonearm has no native code for (WMA, DTS, WavPack, APE, \
+            ASF, Matroska, MPEG-TS, mms, rtsp...) through the system's libavformat, libavcodec, \
+            libavutil and libswresample, found by pkg-config.
+            """),
+    ],
     targets: [
         .target(name: "TonearmCore"),
-        .target(name: "TonearmFormats", dependencies: ["TonearmCore"]),
-        .target(name: "TonearmCodecs", dependencies: ["TonearmCore"]),
+        .target(name: "TonearmFormats", dependencies: ["TonearmCore", ffmpeg]),
+        .target(name: "TonearmCodecs", dependencies: ["TonearmCore", ffmpeg]),
+        // With the FFmpeg trait: the C libraries, and Tonearm's layer over them, which the
+        // codec and format registries use at fallback rank. Without it, an empty module.
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat libavcodec libavutil libswresample",
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev", "pkg-config"]),
+                                   .brew(["ffmpeg", "pkg-config"])]),
+        .target(name: "TonearmFFmpeg", dependencies: ["TonearmCore", .target(name: "CFFmpeg", condition: .when(traits: ["FFmpeg"]))]),
         .target(name: "TonearmConvert", dependencies: ["TonearmCore", "TonearmFormats", "TonearmCodecs"]),
         .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmFormats", "TonearmCodecs", "TonearmConvert"]),
         .target(name: "TonearmStreaming", dependencies: ["TonearmCore", "TonearmFormats", "TonearmCodecs", "TonearmConvert", "TonearmPlayback"]),
         .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmFormats", "TonearmCodecs", "TonearmConvert",
-                                                "TonearmPlayback", "TonearmStreaming"]),
+                                                "TonearmPlayback", "TonearmStreaming", ffmpeg]),
         .target(name: "TonearmCLI", dependencies: ["Tonearm"]),
         .executableTarget(name: "tonearm", dependencies: ["TonearmCLI"]),
         .executableTarget(name: "tonearm-bench", dependencies: ["TonearmCLI"]),

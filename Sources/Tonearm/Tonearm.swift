@@ -4,3 +4,7 @@
 @_exported import TonearmConvert
 @_exported import TonearmPlayback
 @_exported import TonearmStreaming
+#if FFmpeg
+// With the FFmpeg trait: the FFmpeg backend's public API (FFmpegCodecs, FFmpegLog).
+@_exported import TonearmFFmpeg
+#endif

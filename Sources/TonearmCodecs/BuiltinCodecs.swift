@@ -1,4 +1,7 @@
 import TonearmCore
+#if FFmpeg
+import TonearmFFmpeg
+#endif
 
 extension CodecRegistry {
     /// The decoders built into Tonearm; each codec folder adds its factory here.
@@ -19,4 +22,24 @@ extension CodecRegistry {
         .linearPCM, .uLaw, .aLaw, .appleIMA4, .dviIntelIMA, .microsoftADPCM, .flac, .appleLossless,
         .mpegLayer1, .mpegLayer2, .mpegLayer3, .mpeg4AAC, .mpeg4AAC_HE, .mpeg4AAC_HE_V2,
     ]
+}
+
+extension CodecRegistry {
+    /// FFmpeg's decoders, tried after every other (with the FFmpeg trait; nil without).
+    static var fallbackFactory: Factory? {
+        #if FFmpeg
+        return FFmpegDecoder.make
+        #else
+        return nil
+        #endif
+    }
+
+    /// The formats FFmpeg's decoders take (empty without the FFmpeg trait).
+    static let fallbackDecodableFormats: [AudioFormatID] = {
+        #if FFmpeg
+        return FFmpegCodecs.decodableFormats
+        #else
+        return []
+        #endif
+    }()
 }
