@@ -19,6 +19,8 @@ public struct FileTypeInfo: Sendable {
     /// MP3, AAC ADTS, LOAS, AC-3 and FLAC files may have them: the probe looks past such
     /// tags and offers what follows only to these types.
     public let readsLeadingID3v2: Bool
+    /// True for the types libavformat reads (with the FFmpeg trait), false for Tonearm's own.
+    public let usesFFmpeg: Bool
     let makeParser: @Sendable () -> FormatParser
     let makeWriter: (@Sendable (StreamDescription) throws(AudioError) -> FormatWriter)?
 
@@ -28,7 +30,7 @@ public struct FileTypeInfo: Sendable {
     public init(type: AudioFileTypeID, name: String, extensions: [String], mimeTypes: [String], utis: [String] = [],
                 hfsTypeCodes: [FourCC] = [], writableFormats: [AudioFormatID] = [],
                 magic: (@Sendable (_ head: [UInt8], _ isEndOfStream: Bool) -> ProbeResult)? = nil,
-                readsLeadingID3v2: Bool = false,
+                readsLeadingID3v2: Bool = false, usesFFmpeg: Bool = false,
                 parser: @escaping @Sendable () -> FormatParser,
                 writer: (@Sendable (StreamDescription) throws(AudioError) -> FormatWriter)? = nil)
     {
@@ -41,6 +43,7 @@ public struct FileTypeInfo: Sendable {
         self.writableFormats = writableFormats
         self.magic = magic
         self.readsLeadingID3v2 = readsLeadingID3v2
+        self.usesFFmpeg = usesFFmpeg
         makeParser = parser
         makeWriter = writer
     }
