@@ -26,6 +26,11 @@ public protocol AudioDecoder: AnyObject {
     /// Forgets all state between packets, after a seek or a discontinuity.
     func reset()
 
+    /// At the end of the stream: appends the frames the decoder still holds (a decoder
+    /// with a delay, as some of FFmpeg's are), then forgets its state as ``reset()`` does.
+    /// Tonearm's native decoders hold none: the default appends nothing.
+    func drain(into output: PCMBuffer) throws(AudioError)
+
     /// Packets to decode (and drop) before a packet reached by a seek, so that its output
     /// equals a decode from the start: for decoders whose state carries across packets.
     /// 0 by default.
@@ -75,6 +80,7 @@ extension AudioDecoder {
     public var outputChannelLayout: ChannelLayout? { nil }
     public var concealedPackets: Int { 0 }
     public var backend: DecoderBackend { .native }
+    public func drain(into output: PCMBuffer) throws(AudioError) {}
 }
 
 /// Builds decoders from a stream description, as Apple's codec lookup does.

@@ -340,6 +340,10 @@ public final class AudioConverter {
         let s = stages!
         guard !s.finished else { return }
         s.finished = true
+        // A decoder that holds frames back (FFmpeg's WMA, for one) gives them now.
+        s.decoded.frameLength = 0
+        try s.decoder.drain(into: s.decoded)
+        if s.decoded.frameLength > 0 { try process(s, into: &out) }
         guard let r = s.resampler, let rs = s.resampled else { return }
         // The slice buffer holds a flush too: maximumOutputFrames covers it.
         rs.frameLength = 0

@@ -94,6 +94,49 @@ package struct FFmpegCodecParameters {
         if c.count > 18 { extradata = Array(c[18...]) }
     }
 
+    /// The format ID of a demuxed stream with these parameters (see ``FFmpegCodecs``).
+    package var formatID: AudioFormatID { FFmpegCodecs.formatID(for: codecID, pcmAsPackets: true) }
+
+    /// The stream description of a demuxed stream: packets of any size, with the frames per
+    /// packet of the codecs whose packets are one fixed-length frame.
+    package func streamDescription(frameSize: Int) -> StreamDescription {
+        let fixed: Set<AudioFormatID> = [.mpegLayer1, .mpegLayer2, .mpegLayer3, .mpeg4AAC, .ac3, .enhancedAC3, .amr, .amrWB]
+        let id = formatID
+        return StreamDescription(sampleRate: Double(sampleRate), formatID: id, bytesPerPacket: 0,
+                                 framesPerPacket: fixed.contains(id) && frameSize > 0 ? UInt32(frameSize) : 0,
+                                 bytesPerFrame: 0, channelsPerFrame: UInt32(max(0, channels)), bitsPerChannel: 0)
+    }
+
+    /// Tonearm's magic cookie for a demuxed stream (the inverse of ``init(format:cookie:)``):
+    /// FLAC's as a dfLa body, the extradata as is for the codecs whose cookie it already is,
+    /// none for the codecs that need none, and a WAVEFORMATEX for all others.
+    package var cookie: [UInt8]? {
+        switch formatID {
+        case .flac:
+            let info: ArraySlice<UInt8>
+            if extradata.count >= 42, extradata.starts(with: [0x66, 0x4C, 0x61, 0x43]) {
+                info = extradata[8..<42]
+            } else if extradata.count >= 34 {
+                info = extradata[0..<34]
+            } else {
+                return nil
+            }
+            return [0, 0, 0, 0, 0x80, 0, 0, 34] + info
+        case .mpegLayer1, .mpegLayer2, .mpegLayer3, .ac3, .enhancedAC3, .amr, .amrWB:
+            return nil
+        case .mpeg4AAC, .appleLossless, .opus, .vorbis, .speex:
+            return extradata.isEmpty ? nil : extradata
+        default:
+            return waveFormatCookie
+        }
+    }
+
+    /// The encoder delay an Opus stream's OpusHead states (its pre-skip), nil for others.
+    package var opusPreSkip: Int? {
+        guard formatID == .opus, extradata.count >= 12 else { return nil }
+        return Int(extradata[10]) | Int(extradata[11]) << 8
+    }
+
     /// Where the 24-byte ALACSpecificConfig starts in an 'alac' atom (or a 'frma' + 'alac'
     /// wrapping of one): after the last 'alac' tag and its version word.
     static func alacConfigStart(_ c: [UInt8]) -> Int? {

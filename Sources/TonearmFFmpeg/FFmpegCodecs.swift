@@ -40,9 +40,11 @@ public enum FFmpegCodecs {
     static let firstAudio = AV_CODEC_ID_FIRST_AUDIO.rawValue
     static let firstSubtitle = AV_CODEC_ID_FIRST_SUBTITLE.rawValue
 
-    /// The format ID for an FFmpeg codec (linear PCM codecs are 'lpcm').
-    package static func formatID(for codec: AVCodecID) -> AudioFormatID {
-        if pcm.contains(where: { $0.0 == codec }) { return .linearPCM }
+    /// The format ID for an FFmpeg codec: linear PCM codecs are 'lpcm', or, with
+    /// `pcmAsPackets` (a demuxed stream, whose packets hold many frames), their 'FF' IDs, so
+    /// that FFmpeg decodes them packet by packet like any codec.
+    package static func formatID(for codec: AVCodecID, pcmAsPackets: Bool = false) -> AudioFormatID {
+        if !pcmAsPackets && pcm.contains(where: { $0.0 == codec }) { return .linearPCM }
         if let n = named.first(where: { $0.0 == codec }) { return n.1 }
         let k = codec.rawValue &- firstAudio
         return AudioFormatID(FourCC(0x46, 0x46, UInt8(truncatingIfNeeded: k >> 8), UInt8(truncatingIfNeeded: k)))

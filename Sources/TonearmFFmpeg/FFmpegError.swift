@@ -90,7 +90,11 @@ public enum FFmpegLog {
     /// Called before Tonearm's first FFmpeg call on each path: keeps FFmpeg quiet unless a
     /// level was chosen.
     package static func prepare() {
-        lock.withLock { if chosen == nil { chosen = .quiet; av_log_set_level(Level.quiet.rawValue) } }
+        lock.withLock {
+            guard chosen == nil else { return }
+            chosen = .quiet
+            av_log_set_level(Level.quiet.rawValue)
+        }
     }
 }
 #endif

@@ -206,8 +206,12 @@ public enum FormatRegistry {
 
     /// Picks a type from the bytes after the leading ID3v2 tags, then from the hints; tags
     /// that nothing recognisable follows are taken as MP3.
+    ///
+    /// With the FFmpeg trait, libavformat's probe comes after the hints and before the MPEG
+    /// sync scan: it looks at ``ffmpegProbeSize`` bytes (of `longContent` when the caller
+    /// read more than `content`), and a push stream waits for them.
     static func identify(content: ArraySlice<UInt8>, afterTags: Bool, isEndOfStream: Bool, hint: AudioFileTypeID?,
-                         pathExtension: String?, mimeType: String?) -> ProbeResult
+                         pathExtension: String?, mimeType: String?, longContent: ArraySlice<UInt8>? = nil) -> ProbeResult
     {
         switch probeContent(content, afterTags: afterTags, isEndOfStream: isEndOfStream) {
         case .match(let t):
@@ -220,6 +224,11 @@ public enum FormatRegistry {
             if let ext = pathExtension, let t = types(forExtension: ext).first { return .match(t) }
             if let mime = mimeType, let t = types(forMIMEType: mime).first { return .match(t) }
             if afterTags { return .match(.mp3) }
+            #if FFmpeg
+            let long = longContent ?? content
+            if long.count < ffmpegProbeSize && !isEndOfStream { return .needMore }
+            if let t = ffmpegProbe(long.prefix(ffmpegProbeSize), pathExtension: pathExtension) { return .match(t) }
+            #endif
             // MPEG audio after junk: the magic sees only the first bytes.
             return mpegSyncScan(content, isEndOfStream: isEndOfStream)
         }
@@ -234,10 +243,16 @@ public enum FormatRegistry {
             guard case .tag(let total) = leadingTag(header[...], isEndOfStream: true) else { break }
             at += total
         }
+        #if FFmpeg
+        let long = try source.read(at: at, count: max(probeSize, ffmpegProbeSize))
+        let head = Array(long.prefix(probeSize))
+        #else
         let head = try source.read(at: at, count: probeSize)
+        let long = head
+        #endif
         if at == 0 && head.isEmpty { return nil }
         let r = identify(content: head[...], afterTags: at > 0, isEndOfStream: true, hint: hint,
-                         pathExtension: source.pathExtension, mimeType: source.mimeType)
+                         pathExtension: source.pathExtension, mimeType: source.mimeType, longContent: long[...])
         guard r == .noMatch, head.count == probeSize else { return r }
         // Nothing knew the first bytes: the MPEG sync scan looks further.
         return mpegSyncScan(try source.read(at: at, count: syncScanSize + 4 * 2881)[...], isEndOfStream: true)

@@ -81,42 +81,41 @@ final class FFmpegDecoder: AudioDecoder {
                                       codec: context.decoderName)
         }
         try output.checkRoom(for: 0, channels: channels, sampleFormat: sampleFormat)
-        while let first = overflow.first, output.frameCapacity > output.frameLength {
-            try append(first, to: output)
-            overflow.removeFirst()
-        }
-        for k in 0..<layout.count {
-            try context.decode(layout.packet(k)) { (frame) throws(AudioError) in
-                guard frame.channels == channels else {
-                    throw AudioError(.codecBadData,
-                                     "FFmpeg's \(context.decoderName) decoder gave \(frame.channels) channels, the stream has \(channels)")
-                }
-                let room = output.frameCapacity - output.frameLength
-                if room >= frame.frames && overflow.isEmpty {
-                    write(frame, range: 0..<frame.frames, to: output)
-                } else {
-                    // Keep what does not fit for the next call.
-                    let fits = overflow.isEmpty ? min(room, frame.frames) : 0
-                    if fits > 0 { write(frame, range: 0..<fits, to: output) }
-                    let rest = PCMBuffer(commonFormat: sampleFormat, sampleRate: inputFormat.sampleRate, channels: channels,
-                                         interleaved: output.isInterleaved, frameCapacity: frame.frames - fits)
-                    write(frame, range: fits..<frame.frames, to: rest)
-                    overflow.append(rest)
-                }
+        flushOverflow(into: output)
+        for k in 0..<layout.count { try decodePacket(layout.packet(k), into: output) }
+    }
+
+    /// Decodes one packet (nil drains the decoder) into `output`, holding back what does not fit.
+    private func decodePacket(_ packet: UnsafeRawBufferPointer?, into output: PCMBuffer) throws(AudioError) {
+        try context.decode(packet) { (frame) throws(AudioError) in
+            guard frame.channels == channels else {
+                throw AudioError(.codecBadData,
+                                 "FFmpeg's \(context.decoderName) decoder gave \(frame.channels) channels, the stream has \(channels)")
+            }
+            let room = output.frameCapacity - output.frameLength
+            if room >= frame.frames && overflow.isEmpty {
+                write(frame, range: 0..<frame.frames, to: output)
+            } else {
+                // Keep what does not fit for the next call.
+                let fits = overflow.isEmpty ? min(room, frame.frames) : 0
+                if fits > 0 { write(frame, range: 0..<fits, to: output) }
+                let rest = PCMBuffer(commonFormat: sampleFormat, sampleRate: inputFormat.sampleRate, channels: channels,
+                                     interleaved: output.isInterleaved, frameCapacity: frame.frames - fits)
+                write(frame, range: fits..<frame.frames, to: rest)
+                overflow.append(rest)
             }
         }
     }
 
-    /// Appends a held-back buffer to `output` (as much as fits; the rest stays held).
-    private func append(_ held: PCMBuffer, to output: PCMBuffer) throws(AudioError) {
-        let n = min(held.frameLength, output.frameCapacity - output.frameLength)
-        guard n == held.frameLength else {
-            throw AudioError(.invalidOutputSize, "the output buffer has room for \(n) of \(held.frameLength) decoded frames")
-        }
-        switch sampleFormat {
-        case .float32: copy(Float.self, held, to: output)
-        case .int16: copy(Int16.self, held, to: output)
-        case .int32: copy(Int32.self, held, to: output)
+    /// Appends the held-back buffers that fit to `output`, in order.
+    private func flushOverflow(into output: PCMBuffer) {
+        while let held = overflow.first, held.frameLength <= output.frameCapacity - output.frameLength {
+            switch sampleFormat {
+            case .float32: copy(Float.self, held, to: output)
+            case .int16: copy(Int16.self, held, to: output)
+            case .int32: copy(Int32.self, held, to: output)
+            }
+            overflow.removeFirst()
         }
     }
 
@@ -171,6 +170,13 @@ final class FFmpegDecoder: AudioDecoder {
 
     func reset() {
         overflow.removeAll()
+        context.flush()
+    }
+
+    func drain(into output: PCMBuffer) throws(AudioError) {
+        try output.checkRoom(for: 0, channels: channels, sampleFormat: sampleFormat)
+        flushOverflow(into: output)
+        try decodePacket(nil, into: output)
         context.flush()
     }
 

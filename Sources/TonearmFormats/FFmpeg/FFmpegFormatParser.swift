@@ -1,0 +1,348 @@
+#if FFmpeg
+import TonearmCore
+import TonearmFFmpeg
+
+/// A container that libavformat reads and Tonearm does not (with the FFmpeg trait): ASF,
+/// Matroska, MPEG-TS, APE, WavPack, TTA, RealMedia, raw DTS, and anything else with an
+/// audio stream. It presents the container's best audio stream as any parser does, so
+/// AudioFile, AudioFileStream and ExtAudioFile work on it unchanged.
+///
+/// - AudioFile (random access): libavformat reads through the driver's fetch; opening reads
+///   every packet's header once (as `ffprobe -count_packets` does) for an exact packet
+///   table, and ``readPackets(startingAt:count:fetch:)`` demuxes them again, seeking to the
+///   keyframe before the first one asked for.
+/// - AudioFileStream (push): libavformat runs on a thread of its own that waits for the
+///   pushed bytes (``FFmpegPushDemuxer``); each push returns once they are used up, with the
+///   packets they completed.
+///
+/// Packet offsets are positions in the source where the container gives them (the packet
+/// that holds the audio packet), relative to the first audio packet's.
+final class FFmpegFormatParser: PropertyStoringParser {
+    var properties: FileProperties
+    var isReady = false
+    var pendingNotifications: [AudioFilePropertyID] = []
+    /// libavformat's demuxer for the type, nil to let it probe.
+    private let demuxerName: String?
+
+    // Random access.
+    private var demuxer: FFmpegDemuxer?
+    private var source: FetchSource?
+    /// Per packet: its presentation time (stream time base), frames and position.
+    private var index: [(pts: Int64?, frames: Int, position: Int64?)] = []
+    /// The packet the demuxer reads next.
+    private var cursor = 0
+    private var timeBase: (num: Int64, den: Int64) = (1, 1)
+    private var sampleRate = 0.0
+    /// The frames per packet the codec declares, 0 when they vary.
+    private var frameSize = 0
+
+    // Push.
+    private var push: FFmpegPushDemuxer?
+    private var pushedPackets = 0
+    private var lastFrames = 0
+    private var firstPosition: Int64?
+
+    init(fileType: AudioFileTypeID, demuxer: String?) {
+        properties = FileProperties(fileType: fileType)
+        demuxerName = demuxer
+    }
+
+    /// The most packets one push answer or one read hands on at once.
+    static let batch = 256
+
+    func step(_ input: ParserInput) throws(AudioError) -> ParseStep {
+        if input.canSeek, let fetch = input.fetch {
+            return try randomAccessStep(input, fetch: fetch)
+        }
+        return try pushStep(input)
+    }
+
+    // MARK: Random access
+
+    private func randomAccessStep(_ input: ParserInput, fetch: @escaping ByteRangeFetcher) throws(AudioError) -> ParseStep {
+        defer { source?.fetch = nil }
+        if demuxer == nil {
+            let s = FetchSource(fetch: fetch, size: input.sourceSize)
+            source = s
+            let d = try FFmpegDemuxer(source: s, formatName: demuxerName)
+            demuxer = d
+            describe(d)
+            try scan(d)
+            becomeReady(announcing: FileProperties.pcmAnnouncementOrder)
+            guard input.wantsPackets else { return .finished }
+            try rewind()
+        }
+        guard input.wantsPackets, let d = demuxer, cursor < index.count else { return .finished }
+        source?.fetch = fetch
+        let (data, descriptions) = try read(from: d, count: FFmpegFormatParser.batch)
+        return descriptions.isEmpty ? .finished : .ownedPackets(data: data, descriptions: descriptions)
+    }
+
+    /// Reads every packet's header: the packet table, the durations, the positions.
+    private func scan(_ d: FFmpegDemuxer) throws(AudioError) {
+        var table: [PacketDescription] = []
+        var offset: Int64 = 0, largest = 0
+        while let p = try d.readPacket() {
+            let frames = frames(of: p)
+            index.append((p.pts, frames, p.position))
+            table.append(PacketDescription(startOffset: offset, variableFramesInPacket: UInt32(clamping: frames),
+                                           dataByteSize: UInt32(clamping: p.data.count)))
+            offset += Int64(p.data.count)
+            largest = max(largest, p.data.count)
+            if firstPosition == nil { firstPosition = p.position }
+        }
+        cursor = index.count
+        retimeFromTimestamps(&table)
+        properties.packetTable = table
+        properties.audioDataPacketCount = Int64(table.count)
+        properties.audioDataByteCount = offset
+        properties.maximumPacketSize = UInt32(clamping: largest)
+        properties.dataOffset = firstPosition ?? 0
+        let total = index.reduce(Int64(0)) { $0 + Int64($1.frames) }
+        let priming = Int64(demuxer?.parameters.opusPreSkip ?? demuxer?.initialPadding ?? 0)
+        if priming > 0 && priming < total {
+            properties.packetTableInfo = PacketTableInfo(numberValidFrames: total - priming, primingFrames: Int32(priming))
+        }
+        if let first = index.first?.pts {
+            properties.packetTimestamps = index.map { e in e.pts.map { frames(ofTicks: $0 - first) - priming } ?? -1 }
+        }
+        if properties.bitRate == nil, total > 0, sampleRate > 0 {
+            properties.bitRate = UInt32(clamping: Int64((Double(offset) * 8 * sampleRate / Double(total)).rounded()))
+        }
+    }
+
+    /// Where every packet has a time and the times rise, each packet's frames are the
+    /// difference of its time and the next one's, rounded to samples from the start: a
+    /// coarse time base (ASF's milliseconds) rounds each duration down (46 ms for WMA's 2048
+    /// frames at 44.1 kHz), but not the times, so the frames add up to the stream's length.
+    /// The last packet keeps its duration.
+    private func retimeFromTimestamps(_ table: inout [PacketDescription]) {
+        guard index.count > 1, let first = index[0].pts else { return }
+        var times: [Int64] = []
+        times.reserveCapacity(index.count)
+        for e in index {
+            guard let t = e.pts, times.isEmpty || t > times.last! else { return }
+            times.append(t)
+        }
+        for k in 0..<index.count - 1 {
+            let n = Int(frames(ofTicks: times[k + 1] - first) - frames(ofTicks: times[k] - first))
+            index[k].frames = n
+            table[k].variableFramesInPacket = UInt32(clamping: n)
+        }
+    }
+
+    /// Packets `cursor ..< cursor + count` from the demuxer, which stands at `cursor`.
+    private func read(from d: FFmpegDemuxer, count: Int) throws(AudioError) -> (data: [UInt8], descriptions: [PacketDescription]) {
+        var data: [UInt8] = [], descriptions: [PacketDescription] = []
+        while descriptions.count < count, cursor < index.count {
+            guard let p = try d.readPacket() else {
+                throw AudioError(.endOfFile, "the file ended at packet \(cursor) of \(index.count)")
+            }
+            descriptions.append(PacketDescription(startOffset: Int64(data.count),
+                                                  variableFramesInPacket: UInt32(clamping: index[cursor].frames),
+                                                  dataByteSize: UInt32(clamping: p.data.count)))
+            data += p.data
+            cursor += 1
+        }
+        return (data, descriptions)
+    }
+
+    func readPackets(startingAt start: Int64, count: Int, fetch: ByteRangeFetcher) throws(AudioError)
+        -> (data: [UInt8], descriptions: [PacketDescription])?
+    {
+        guard let d = demuxer, let source else { return nil }
+        guard start >= 0, count >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(start), count \(count)") }
+        guard start < Int64(index.count) else {
+            throw AudioError(.endOfFile, "packet \(start) is past the last packet (\(index.count))")
+        }
+        // libavformat reads through this call's fetch, and only during it.
+        return try withoutActuallyEscaping(fetch) { (f) throws(AudioError) in
+            source.fetch = f
+            defer { source.fetch = nil }
+            let target = Int(start)
+            if target != cursor { try position(d, at: target) }
+            // Positioning may have opened the container again.
+            return try read(from: demuxer!, count: count)
+        }
+    }
+
+    /// Puts the demuxer at packet `target`: a seek to the last keyframe at or before its time,
+    /// then packets read and dropped, matched to the index by their times; from the start
+    /// when the times do not tell.
+    private func position(_ d: FFmpegDemuxer, at target: Int) throws(AudioError) {
+        // Near ahead: read on.
+        if target > cursor && target - cursor <= 64 {
+            while cursor < target { guard try d.readPacket() != nil else { break }; cursor += 1 }
+            if cursor == target { return }
+        }
+        if let pts = index[target].pts, target > 0 {
+            try d.seek(toPTS: pts)
+            if let p = try d.readPacket(), let at = p.pts, let k = index.lastIndex(where: { $0.pts == at && $0.pts != nil }),
+               k <= target, index[0...k].filter({ $0.pts == at }).count == 1
+            {
+                cursor = k + 1
+                while cursor < target { guard try d.readPacket() != nil else { break }; cursor += 1 }
+                if cursor == target { return }
+            }
+        }
+        try rewind()
+        while cursor < target {
+            guard try demuxer!.readPacket() != nil else { throw AudioError(.endOfFile, "the file ended before packet \(target)") }
+            cursor += 1
+        }
+    }
+
+    /// Opens the container again, at its first packet: not every demuxer can seek back to
+    /// the start (RealMedia's cannot when its packets carry no times).
+    private func rewind() throws(AudioError) {
+        guard let source else { return }
+        demuxer = try FFmpegDemuxer(source: source, formatName: demuxerName)
+        cursor = 0
+    }
+
+    // MARK: Push
+
+    private func pushStep(_ input: ParserInput) throws(AudioError) -> ParseStep {
+        let p = push ?? FFmpegPushDemuxer(formatName: demuxerName)
+        push = p
+        var (events, finished) = p.takeEvents()
+        if events.isEmpty && !finished {
+            if input.count > 0 {
+                p.feed(input.bytes)
+                return .consume(input.count)
+            }
+            guard input.isEndOfStream else { return .needMore }
+            p.finish()
+            (events, finished) = p.takeEvents()
+        }
+        var data: [UInt8] = [], descriptions: [PacketDescription] = []
+        for e in events {
+            switch e {
+            case .opened(let d):
+                describe(d)
+                properties.dataOffset = 0
+                becomeReady(announcing: FileProperties.pcmAnnouncementOrder)
+            case .failed(let error):
+                throw error
+            case .packet(let packet):
+                guard isReady, input.wantsPackets else { continue }
+                if firstPosition == nil { firstPosition = packet.position }
+                let frames = frames(of: packet)
+                descriptions.append(PacketDescription(startOffset: Int64(data.count), variableFramesInPacket: UInt32(clamping: frames),
+                                                      dataByteSize: UInt32(clamping: packet.data.count)))
+                data += packet.data
+                pushedPackets += 1
+            }
+        }
+        if !descriptions.isEmpty { return .ownedPackets(data: data, descriptions: descriptions) }
+        if finished { return .finished }
+        return .consume(0)
+    }
+
+    func resume(at offset: Int64) throws(AudioError) {
+        // libavformat cannot pick up a container in the middle without its header; a seek in
+        // a pushed stream is refused rather than answered with wrong packets.
+        throw AudioError(.discontinuityCantRecover, "a stream that FFmpeg demuxes cannot seek (yet): read it with AudioFile")
+    }
+
+    // MARK: Properties
+
+    /// Fills the properties from the container's facts.
+    private func describe(_ d: FFmpegDemuxer) {
+        let parameters = d.parameters
+        var format = parameters.streamDescription(frameSize: d.frameSize)
+        let cookie = parameters.cookie
+        if format.formatID == .mpeg4AAC, let cookie, let asc = try? AudioSpecificConfig.parse(cookie) {
+            format = asc.streamDescription
+        }
+        timeBase = d.timeBase
+        frameSize = d.frameSize
+        sampleRate = format.sampleRate
+        properties.dataFormat = format
+        properties.formatList = [AudioFormatListItem(format: format, channelLayoutTag: .useChannelBitmap)]
+        properties.magicCookie = cookie
+        let mask = parameters.channelMask
+        if mask != 0, mask <= 0x3FFFF, mask.nonzeroBitCount == Int(format.channelsPerFrame) {
+            properties.channelLayout = ChannelLayout(bitmap: ChannelBitmap(rawValue: UInt32(mask)))
+        }
+        if d.bitRate > 0 { properties.bitRate = UInt32(clamping: d.bitRate) }
+        if let name = FFmpegCodecs.codecLongName(for: format) { properties.dataFormatName = name }
+        var info = InfoDictionary()
+        for (key, value) in d.metadata {
+            info[FFmpegFormatParser.appleKey(key)] = value
+        }
+        if let seconds = d.duration { info[InfoDictionary.approximateDurationInSeconds] = String(seconds) }
+        properties.info = info
+        properties.albumArtwork = d.coverArt
+        properties.chapters = d.chapters.map { Chapter(start: $0.start, title: $0.title) }
+        properties.tracks = d.streams.map {
+            TrackSummary(id: UInt32(bitPattern: $0.index), kind: $0.kind, codec: $0.codec,
+                         format: $0.isSelected ? format : nil, isSelected: $0.isSelected)
+        }
+        properties.trackCount = d.streams.filter { $0.kind == "audio" }.count
+    }
+
+    /// Apple's info dictionary key for a container's tag (the tag's own name, lowercased,
+    /// when Apple has none).
+    static func appleKey(_ tag: String) -> String {
+        switch tag.lowercased() {
+        case "title": InfoDictionary.title
+        case "artist", "author": InfoDictionary.artist
+        case "album": InfoDictionary.album
+        case "genre": InfoDictionary.genre
+        case "date", "year": InfoDictionary.year
+        case "comment", "description": InfoDictionary.comments
+        case "copyright": InfoDictionary.copyright
+        case "track": InfoDictionary.trackNumber
+        case "encoder", "encoded_by", "encoding_tool": InfoDictionary.encodingApplication
+        case "composer": InfoDictionary.composer
+        default: tag.lowercased()
+        }
+    }
+
+    /// A packet's frames: its duration at the sample rate, else the codec's frame size, else
+    /// the packet before's. A coarse time base (ASF's milliseconds) rounds durations; the
+    /// codec's frame size, when it is within a tick of the duration, is the exact count.
+    private func frames(of p: FFmpegPacket) -> Int {
+        var n = 0
+        if p.duration > 0 {
+            n = Int(frames(ofTicks: p.duration))
+            if frameSize > 0 {
+                let ticks = Double(frameSize) * Double(timeBase.den) / (Double(timeBase.num) * sampleRate)
+                if abs(ticks - Double(p.duration)) <= 1 { n = frameSize }
+            }
+        }
+        if n == 0 { n = frameSize }
+        if n == 0 { n = lastFrames }
+        lastFrames = n
+        return n
+    }
+
+    private func frames(ofTicks t: Int64) -> Int64 {
+        Int64((Double(t) * Double(timeBase.num) * sampleRate / Double(timeBase.den)).rounded())
+    }
+}
+
+/// The driver's fetch as libavformat's byte source: AudioFile hands a fetch to each read,
+/// valid only during it (nil between reads).
+private final class FetchSource: FFmpegByteSource {
+    var fetch: ByteRangeFetcher?
+    let size: Int64?
+    var isSeekable: Bool { true }
+    var isAborted: Bool { false }
+
+    init(fetch: @escaping ByteRangeFetcher, size: Int64?) {
+        self.fetch = fetch
+        self.size = size
+    }
+
+    func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(AudioError) -> Int {
+        if let size, offset >= size { return 0 }
+        guard let fetch else { throw AudioError(.illegalOperation, "the FFmpeg demuxer read outside a packet read") }
+        let bytes = try fetch(offset, buffer.count)
+        guard !bytes.isEmpty else { return 0 }
+        bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        return bytes.count
+    }
+}
+#endif

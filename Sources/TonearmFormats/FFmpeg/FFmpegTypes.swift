@@ -1,0 +1,62 @@
+#if FFmpeg
+import TonearmCore
+import TonearmFFmpeg
+
+extension AudioFileTypeID {
+    // Tonearm's names for containers only FFmpeg reads (Apple has none).
+    /// 'asf ': ASF, the container of WMA files.
+    public static let asf: Self = "asf "
+    /// 'mkv ': Matroska and WebM.
+    public static let matroska: Self = "mkv "
+    /// 'mp2t': MPEG transport stream.
+    public static let mpegTS: Self = "mp2t"
+    /// 'APE ': Monkey's Audio.
+    public static let ape: Self = "APE "
+    /// 'wvpk': WavPack.
+    public static let wavPack: Self = "wvpk"
+    /// 'tta1': True Audio.
+    public static let tta: Self = "tta1"
+    /// '.rmf': RealMedia.
+    public static let realMedia: Self = ".rmf"
+    /// 'dts ': raw DTS.
+    public static let dts: Self = "dts "
+    /// 'FFav': any other container libavformat reads.
+    public static let ffmpeg: Self = "FFav"
+}
+
+extension FormatRegistry {
+    /// The containers libavformat reads for Tonearm, after all of Tonearm's own: type,
+    /// name, libavformat's demuxer, extensions, MIME types.
+    static let ffmpegContainers: [(AudioFileTypeID, String, String?, [String], [String])] = [
+        (.asf, "ASF (Windows Media)", "asf", ["wma", "asf", "wmv"], ["audio/x-ms-wma", "video/x-ms-asf", "video/x-ms-wmv"]),
+        (.matroska, "Matroska/WebM", "matroska", ["mka", "mkv", "webm"],
+         ["audio/x-matroska", "video/x-matroska", "audio/webm", "video/webm"]),
+        (.mpegTS, "MPEG transport stream", "mpegts", ["ts", "m2ts", "mts"], ["video/mp2t", "audio/mp2t"]),
+        (.ape, "Monkey's Audio", "ape", ["ape"], ["audio/x-ape", "audio/ape"]),
+        (.wavPack, "WavPack", "wv", ["wv"], ["audio/x-wavpack", "audio/wavpack"]),
+        (.tta, "True Audio", "tta", ["tta"], ["audio/x-tta", "audio/tta"]),
+        (.realMedia, "RealMedia", "rm", ["rm", "ra", "rmvb"], ["audio/x-pn-realaudio", "application/vnd.rn-realmedia"]),
+        (.dts, "DTS", "dts", ["dts"], ["audio/vnd.dts"]),
+        (.ffmpeg, "FFmpeg (libavformat)", nil, [], []),
+    ]
+
+    static func ffmpegTypes() -> [FileTypeInfo] {
+        ffmpegContainers.map { type, name, demuxer, extensions, mimeTypes in
+            FileTypeInfo(type: type, name: name, extensions: extensions, mimeTypes: mimeTypes, usesFFmpeg: true,
+                         parser: { FFmpegFormatParser(fileType: type, demuxer: demuxer) })
+        }
+    }
+
+    /// Bytes the FFmpeg probe looks at: libavformat's own first probe size.
+    static let ffmpegProbeSize = 2048
+
+    /// libavformat's probe, after Tonearm's own magic found nothing: a container only FFmpeg
+    /// reads, or nil (MPEG audio and the types Tonearm reads are left to its own parsers).
+    static func ffmpegProbe(_ head: ArraySlice<UInt8>, pathExtension: String?) -> AudioFileTypeID? {
+        guard let (name, score) = FFmpegDemuxer.probe(Array(head), pathExtension: pathExtension), score > 25 else { return nil }
+        if name == "mp3" { return nil }
+        let first = name.split(separator: ",").first.map(String.init) ?? name
+        return ffmpegContainers.first { $0.2 == first || $0.2 == name }?.0 ?? .ffmpeg
+    }
+}
+#endif
