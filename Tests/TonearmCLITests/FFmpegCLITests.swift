@@ -87,6 +87,9 @@ final class FFmpegCLITests: XCTestCase {
             XCTAssertTrue(try decodeInterleaved(viaFFmpeg, as: Int32.self) == ours, "\(flac): FFmpeg's samples differ")
             XCTAssertEqual(try readWholeFile(viaFFmpeg), try readWholeFile(native), flac)
         }
+        // The option reaches convert's decoder: AC-3, which only FFmpeg decodes, converts.
+        let r = tonearm(["convert", ac3, dir + "/ac3.wav", "--decoder", "ffmpeg"])
+        XCTAssertEqual(r.code, 0, r.err)
     }
 
     func testFormatsMarksWhatFFmpegDecodes() throws {
@@ -95,7 +98,7 @@ final class FFmpegCLITests: XCTestCase {
         let ac3 = try XCTUnwrap(decoders.first { $0["formatID"] as? String == "ac-3" })
         XCTAssertEqual(ac3["backend"] as? String, "ffmpeg")
         XCTAssertEqual(ac3["codec"] as? String, "ac3")
-        let flac = try XCTUnwrap(decoders.first { $0["formatID"] as? String == "fLaC" })
+        let flac = try XCTUnwrap(decoders.first { $0["formatID"] as? String == "flac" })
         XCTAssertEqual(flac["backend"] as? String, "native")
         XCTAssertTrue(flac["codec"] is NSNull)
         XCTAssertEqual(decoders.compactMap { $0["formatID"] as? String }, obj["decodableFormats"] as? [String])
