@@ -25,8 +25,10 @@ enum ConvertCommand {
           --channel-map LIST   each output channel's input channel, from 0; -1 for silence
                                (e.g. 1,0 swaps a stereo pair)
           --dither             TPDF dither when the bit depth drops
+          --decoder WHICH      auto (the default): Tonearm's own decoder, else FFmpeg's in a
+                               build with the FFmpeg trait; native or ffmpeg: only those
           --json               print a JSON summary of the conversion
-          -v                   say what is converted into what
+          -v                   say what is converted into what (and let FFmpeg log)
 
         Metadata carries over where both types hold it. A failed conversion leaves no
         output behind.
@@ -34,8 +36,11 @@ enum ConvertCommand {
 
     static func run(_ args: [String], console: Console) throws -> Int32 {
         guard let a = try parse(args, spec: .init(flags: ["-v", "--json", "--dither"],
-                                                  options: ["-f", "-d", "-c", "-b", "-q", "-r", "-s", "--src-complexity", "--channel-map"]),
+                                                  options: ["-f", "-d", "-c", "-b", "-q", "-r", "-s", "--src-complexity", "--channel-map",
+                                                            DecoderOption.name]),
                                 help: help, console: console) else { return 0 }
+        try DecoderOption.apply(a)
+        if a.has("-v") { makeFFmpegVerbose() }
         guard a.positionals.count == 2 else { throw UsageError("convert needs IN and OUT") }
         let inPath = a.positionals[0], outPath = a.positionals[1]
         for unsupported in ["-b", "-s"] where a.value(unsupported) != nil {

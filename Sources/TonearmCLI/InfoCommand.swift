@@ -3,7 +3,7 @@ import Tonearm
 /// `tonearm info FILE [--json]`: afinfo's report.
 enum InfoCommand {
     static let help = """
-        usage: tonearm info FILE|URL… [--json] [--artwork OUT]
+        usage: tonearm info FILE|URL… [--json] [--artwork OUT] [--decoder WHICH]
 
         Prints what afinfo prints: the file type, the number of audio tracks (and, for MP4
         and Ogg, every track or stream with the one read marked), the data
@@ -11,7 +11,8 @@ enum InfoCommand {
         frames of a file whose header says AAC LC), the channel layout, the duration, the audio data's offset, size and packet
         count, the bit rate, the gapless frame counts (valid, priming and remainder), the
         format list and the info dictionary; then the chapters and the size and type of
-        the cover image, when the file has them.
+        the cover image, when the file has them. It also says which decoder serves the
+        file: native (Tonearm's own), FFmpeg's with its codec name, or none and the error.
 
         A URL (http or https) is read with Range requests, only the parts the parser
         needs; from a server without ranges the stream is read through, and a live
@@ -20,11 +21,14 @@ enum InfoCommand {
           --json           print one JSON object per file with stable keys
           --artwork OUT    write the cover image's bytes to OUT (one FILE only); a file
                            without artwork is an error ('pty?')
+          --decoder WHICH  the decoder to name: auto (the default; Tonearm's own, else
+                           FFmpeg's in a build with the FFmpeg trait), native or ffmpeg
         """
 
     static func run(_ args: [String], console: Console) throws -> Int32 {
-        guard let a = try parse(args, spec: .init(flags: ["--json"], options: ["--artwork"]), help: help,
-                                console: console) else { return 0 }
+        guard let a = try parse(args, spec: .init(flags: ["--json"], options: ["--artwork", DecoderOption.name]),
+                                help: help, console: console) else { return 0 }
+        try DecoderOption.apply(a)
         guard !a.positionals.isEmpty else { throw UsageError("info needs a FILE") }
         let artworkPath = a.value("--artwork")
         if let artworkPath {
@@ -63,6 +67,9 @@ enum InfoCommand {
         /// What the packets decode to, where the container's format does not say it all (a
         /// local file whose first packets show HE-AAC, or PS): ExtAudioFile's file data format.
         let decodedFormat: StreamDescription?
+        /// Whose decoder would decode the packets, under ``CodecRegistry/preference``, or the
+        /// error that says none can.
+        let decoder: Result<DecoderBackend, AudioError>
 
         init(path: String) throws(AudioError) {
             self.path = path
@@ -79,6 +86,29 @@ enum InfoCommand {
             remainder = Int64(p.packetTableInfo?.remainderFrames ?? 0)
             validFrames = p.validFrames ?? 0
             durationIsEstimated = p.validFrames == nil
+            // The registry answers with a decoder, not a yes or no: make one and ask it.
+            do throws(AudioError) {
+                decoder = .success(try CodecRegistry.makeDecoder(for: f, magicCookie: p.magicCookie).backend)
+            } catch {
+                decoder = .failure(error)
+            }
+        }
+
+        /// `native`, `FFmpeg (ac3)`, or `none ('fmt?')`.
+        var decoderDescription: String {
+            switch decoder {
+            case .success(let backend): backend.description
+            case .failure(let error): "none (\(error.code.codeString))"
+            }
+        }
+
+        /// `{backend: "native"|"ffmpeg", codec: FFmpeg's decoder name or null}`, null when none.
+        var decoderJSON: JSON {
+            switch decoder {
+            case .success(.native): .object([("backend", .string("native")), ("codec", .null)])
+            case .success(.ffmpeg(let codec)): .object([("backend", .string("ffmpeg")), ("codec", .string(codec))])
+            case .failure: .null
+            }
         }
 
         /// Writes the cover image's bytes, as the file holds them, to `path`.
@@ -107,6 +137,7 @@ enum InfoCommand {
             c.print("----")
             c.print("Data format:     \(format)")
             if let d = decodedFormat { c.print("Decodes as:      \(d) (SBR\(d.formatID == .mpeg4AAC_HE_V2 ? " and PS" : "") in the frames)") }
+            c.print("Decoder:         \(decoderDescription)")
             if let l = p.channelLayout { c.print("Channel layout: \(l)") } else { c.print("                no channel layout.") }
             c.print("estimated duration: \(fixed(duration, 6)) sec\(durationIsEstimated ? " (estimated)" : "")")
             c.print("audio data file offset: \(p.dataOffset ?? 0)")
@@ -175,6 +206,7 @@ enum InfoCommand {
                 ("fileTypeName", .string(typeName)),
                 ("format", Self.formatJSON(format)),
                 ("decodedFormat", decodedFormat.map(Self.formatJSON) ?? .null),
+                ("decoder", decoderJSON),
                 ("formatList", .array((p.formatList ?? []).map {
                     .object([("format", Self.formatJSON($0.format)), ("channelLayoutTag", .int(Int64($0.channelLayoutTag.rawValue)))])
                 })),

@@ -32,6 +32,8 @@ enum PlayCommand {
           --list-devices       list each backend's devices, * marking the default
           --json               with --list-devices: as JSON
           --quiet              no status line and no 'Playing:' lines
+          --decoder WHICH      auto (the default): Tonearm's own decoder, else FFmpeg's in a
+                               build with the FFmpeg trait; native or ffmpeg: only those
 
         Without a sound system, try --output FILE.wav, or --backend null to play into
         nothing on a virtual clock.
@@ -41,8 +43,10 @@ enum PlayCommand {
 
     static func run(_ args: [String], console: Console) throws -> Int32 {
         guard let a = try parse(args, spec: .init(flags: ["--list-devices", "--json", "--quiet", "--realtime"],
-                                                  options: ["-v", "-t", "-r", "-q", "--device", "--output", "--backend", "--latency", "--period"]),
+                                                  options: ["-v", "-t", "-r", "-q", "--device", "--output", "--backend", "--latency", "--period",
+                                                            DecoderOption.name]),
                                 help: help, console: console) else { return 0 }
+        try DecoderOption.apply(a)
         if a.has("--list-devices") {
             listDevices(json: a.has("--json"), console: console)
             return 0

@@ -35,14 +35,16 @@ enum StreamCommand {
           --timeout SECONDS    how long to wait for the server and for data (default 10)
           -v VOLUME            linear gain, 0 to 16 (default 1)
           --device NAME, --backend NAME, --output FILE.wav, --latency SECONDS,
-          --period FRAMES, --realtime, --quiet: as for `tonearm play`
+          --period FRAMES, --realtime, --quiet, --decoder WHICH: as for `tonearm play`
         """
 
     static func run(_ args: [String], console: Console) throws -> Int32 {
         guard let a = try parse(args, spec: .init(flags: ["--no-play", "--json-events", "--split", "--quiet", "--realtime"],
                                                   options: ["--record", "--duration", "--buffer", "--reconnects", "--timeout",
-                                                            "-v", "--device", "--output", "--backend", "--latency", "--period"]),
+                                                            "-v", "--device", "--output", "--backend", "--latency", "--period",
+                                                            DecoderOption.name]),
                                 help: help, console: console) else { return 0 }
+        try DecoderOption.apply(a)
         guard a.positionals.count == 1, let url = a.positionals.first else { throw UsageError("stream needs one URL") }
         guard isRemote(url) else { throw UsageError("stream wants an http or https URL, not '\(url)'; use `tonearm play` for files") }
         var options = StreamPlayer.Options()

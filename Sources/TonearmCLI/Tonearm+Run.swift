@@ -14,6 +14,8 @@ public enum TonearmCommand {
           stream URL [--record F] [--no-play] play or record internet radio and remote files
           demo                                inspect and convert the bundled samples
 
+        info, convert, play and stream take --decoder ffmpeg|native|auto: whose decoders to
+        use (ffmpeg needs a build with the FFmpeg trait: swift build --traits FFmpeg).
         Run 'tonearm COMMAND --help' for a command's options.
         """
 
@@ -21,6 +23,13 @@ public enum TonearmCommand {
     /// 0 on success, 1 on an audio or file error, 64 on a usage error.
     public static func run(_ args: [String], console: Console) -> Int32 {
         defer { console.flush() }
+        // --decoder and -v set process-wide state; the tests run many commands in one process.
+        let preference = CodecRegistry.preference
+        defer { CodecRegistry.preference = preference }
+        #if FFmpeg
+        let logLevel = FFmpegLog.level
+        defer { FFmpegLog.level = logLevel }
+        #endif
         guard let command = args.first else {
             console.error(usage + "\n")
             return 64

@@ -21,7 +21,7 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(r.code, 0, r.err)
         let obj = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
         XCTAssertEqual(Set(obj.keys), [
-            "path", "fileType", "fileTypeName", "format", "decodedFormat", "formatList", "channelLayout", "audioDataOffset",
+            "path", "fileType", "fileTypeName", "format", "decodedFormat", "decoder", "formatList", "channelLayout", "audioDataOffset",
             "audioDataByteCount",
             "audioPacketCount", "maximumPacketSize", "bitRate", "validFrames", "primingFrames", "remainderFrames",
             "duration", "durationIsEstimated", "optimized", "info", "trackCount", "tracks", "chapters", "artwork",
