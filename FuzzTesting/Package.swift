@@ -7,6 +7,8 @@
 // .ci/run builds the decode targets and FuzzDecoders a second time, into .build-decode,
 // without comparison tracing (add -Xswiftc -sanitize-coverage=edge,indirect-calls,
 // inline-8bit-counters,pc-table): in decoding loops it costs half the time.
+// With `--traits FFmpeg` (a third build, into .build-ffmpeg), Tonearm is built with its FFmpeg
+// trait, and FuzzParsers' inputs reach libavformat through the FFmpeg types' parsers.
 import Foundation
 import PackageDescription
 
@@ -16,7 +18,8 @@ let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
 
 let package = Package(
     name: "TonearmFuzz",
-    dependencies: [.package(path: "..")],
+    traits: [.trait(name: "FFmpeg", description: "Build Tonearm with its FFmpeg trait")],
+    dependencies: [.package(path: "..", traits: [.trait(name: "FFmpeg", condition: .when(traits: ["FFmpeg"]))])],
     targets: [
         .target(name: "FuzzSupport", dependencies: [.product(name: "Tonearm", package: root)], swiftSettings: fuzzSettings),
         .executableTarget(name: "FuzzParsers", dependencies: ["FuzzSupport", .product(name: "Tonearm", package: root)],
