@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "TonearmStreaming", targets: ["TonearmStreaming"]),
         .executable(name: "tonearm", targets: ["tonearm"]),
         .executable(name: "tonearm-bench", targets: ["tonearm-bench"]),
+        .executable(name: "queue-player", targets: ["queue-player"]),
     ],
     // Off by default: the default build is pure Swift and links no FFmpeg library.
     traits: [
@@ -46,6 +47,8 @@ let package = Package(
         .target(name: "TonearmCLI", dependencies: ["Tonearm"]),
         .executableTarget(name: "tonearm", dependencies: ["TonearmCLI"]),
         .executableTarget(name: "tonearm-bench", dependencies: ["TonearmCLI"]),
+        // Seed 002's player: FFmpeg decodes, an AudioQueue with three buffers plays.
+        .executableTarget(name: "queue-player", dependencies: ["Tonearm"], path: "Examples/QueuePlayer"),
         .target(name: "TonearmTestSupport", dependencies: ["Tonearm"], path: "Tests/TonearmTestSupport"),
         // Test-only: counts the heap calls playback's render paths make (see its main.swift);
         // RenderAllocationTests runs it. The linker aliases and exports its malloc family so that
