@@ -293,7 +293,7 @@ final class FFmpegDecoderTests: XCTestCase {
                 XCTAssertEqual(ff.frames, native.frames, "\(name): frames")
                 XCTAssertEqual(ff.channels, native.channels, "\(name): channels")
                 let line = "\(name) \(format.formatID) \(ff.backend): \(native.frames) frames, max \(c.maxDifference), "
-                    + String(format: "%.1f dB", c.snr) + (c.labelsDisagree ? ", channels matched by content: \(c.labels)" : "")
+                    + String(format: "%.1f dB", c.snr) + (c.labelsDisagree ? ", channels matched by content (native=FFmpeg): \(c.labels)" : "")
                 if Self.losslessFormats.contains(format.formatID) {
                     XCTAssertTrue(c.identical, "\(name): not bit-exact: \(line)")
                     lossless += 1
@@ -372,6 +372,9 @@ struct OracleComparison {
                 }!
                 map[c] = best
                 free.remove(best)
+            }
+            if let a, let b, a.count == ch, b.count == ch {
+                labels = (0..<ch).map { "\(a[$0].abbreviation)=\(b[map[$0]].abbreviation)" }.joined(separator: " ")
             }
         }
         var signal = 0.0, noise = 0.0
