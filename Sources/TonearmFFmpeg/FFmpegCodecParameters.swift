@@ -66,6 +66,8 @@ package struct FFmpegCodecParameters {
             bitsPerCodedSample = 4
         case .appleIMA4:
             bitsPerCodedSample = 4
+        case .mpeg4AAC, .mpeg4AAC_HE:
+            extradata = FFmpegCodecParameters.aacExtradata(format: format, cookie: c) ?? c
         case .opus:
             // libavcodec drops the OpusHead's pre-skip itself; Tonearm's readers drop the
             // priming the container states, so the decoder is told there is none.
@@ -135,6 +137,50 @@ package struct FFmpegCodecParameters {
     package var opusPreSkip: Int? {
         guard formatID == .opus, extradata.count >= 12 else { return nil }
         return Int(extradata[10]) | Int(extradata[11]) << 8
+    }
+
+    /// The AudioSpecificConfig for FFmpeg, when Tonearm's format says more than the cookie.
+    ///
+    /// Where the cookie leaves SBR or PS open, FFmpeg's AAC decoder follows the bitstream: it
+    /// doubles the rate of an LC stream whose frames carry SBR, and makes every mono SBR
+    /// stream stereo in case PS follows. Tonearm's format decides instead (AACDecoder,
+    /// DecodedFormatProbe): 'aac ' at the core rate is the core alone, 'aach' is SBR without
+    /// PS. Without this, an 'aac ' stream with SBR came out at twice the frames the decoder
+    /// announced (frames beyond the caller's buffer were lost, at a rate nobody was told)
+    /// and a mono 'aach' stream failed with 'bada' (two channels where one was announced).
+    /// So the config is rewritten with a sync extension (ISO/IEC 14496-3 §1.6.5.2), which
+    /// FFmpeg reads: SBR off for 'aac ', SBR on and PS off for mono 'aach'. Only plain configs
+    /// (Main, LC or LTP, 1024 frames, channel configuration 1 to 7, rates from the table) are
+    /// rewritten; nil leaves the cookie as it is.
+    static func aacExtradata(format: StreamDescription, cookie: [UInt8]) -> [UInt8]? {
+        guard let asc = try? AudioSpecificConfig.parse(cookie), [1, 2, 4].contains(asc.objectType),
+              (1...7).contains(asc.channelConfiguration), asc.frameLength == 1024, !asc.dependsOnCoreCoder,
+              let core = AudioSpecificConfig.rates.firstIndex(of: asc.sampleRate)
+        else { return nil }
+        // The core config: object type, rate index, channel configuration, and a
+        // GASpecificConfig of frameLengthFlag, dependsOnCoreCoder and extensionFlag, all 0.
+        var fields: [(value: Int, bits: Int)] = [(asc.objectType, 5), (core, 4), (asc.channelConfiguration, 4), (0, 3)]
+        if format.formatID == .mpeg4AAC && !asc.sbrSignalled && format.sampleRate == asc.sampleRate {
+            // syncExtensionType 0x2B7, extensionAudioObjectType 5 (SBR), sbrPresentFlag 0.
+            fields += [(0x2B7, 11), (5, 5), (0, 1)]
+        } else if format.formatID == .mpeg4AAC_HE && asc.channels == 1 && !asc.psSignalled,
+                  let ext = AudioSpecificConfig.rates.firstIndex(of: asc.extensionSampleRate ?? format.sampleRate)
+        {
+            // SBR at the extension rate, then syncExtensionType 0x548 with psPresentFlag 0.
+            fields += [(0x2B7, 11), (5, 5), (1, 1), (ext, 4), (0x548, 11), (0, 1)]
+        } else {
+            return nil
+        }
+        var bytes: [UInt8] = [], accumulator = 0, count = 0
+        for f in fields {
+            for k in stride(from: f.bits - 1, through: 0, by: -1) {
+                accumulator = accumulator << 1 | (f.value >> k & 1)
+                count += 1
+                if count == 8 { bytes.append(UInt8(accumulator)); accumulator = 0; count = 0 }
+            }
+        }
+        if count > 0 { bytes.append(UInt8(accumulator << (8 - count))) }
+        return bytes
     }
 
     /// Where the 24-byte ALACSpecificConfig starts in an 'alac' atom (or a 'frma' + 'alac'
