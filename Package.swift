@@ -39,7 +39,7 @@ let package = Package(
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev", "pkg-config"]),
                                    .brew(["ffmpeg", "pkg-config"])]),
         .target(name: "TonearmFFmpeg", dependencies: ["TonearmCore", .target(name: "CFFmpeg", condition: .when(traits: ["FFmpeg"]))]),
-        .target(name: "TonearmConvert", dependencies: ["TonearmCore", "TonearmFormats", "TonearmCodecs"]),
+        .target(name: "TonearmConvert", dependencies: ["TonearmCore", "TonearmFormats", "TonearmCodecs", ffmpeg]),
         .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmFormats", "TonearmCodecs", "TonearmConvert"]),
         .target(name: "TonearmStreaming", dependencies: ["TonearmCore", "TonearmFormats", "TonearmCodecs", "TonearmConvert", "TonearmPlayback"]),
         .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmFormats", "TonearmCodecs", "TonearmConvert",

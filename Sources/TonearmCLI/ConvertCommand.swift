@@ -21,6 +21,8 @@ enum ConvertCommand {
           -c CHANNELS          output channel count (standard mixes: mono, stereo, 5.1 down)
           -r QUALITY           sample-rate converter quality, 0 to 127 (default 96)
           --src-complexity C   line (linear), norm (default) or bats (mastering)
+          --src ENGINE         native (the default) or ffmpeg: FFmpeg's swresample does the
+                               sample-rate conversion (a build with the FFmpeg trait)
           -q QUALITY           encoder quality, 0 to 127 (FLAC: level = QUALITY × 8 / 127)
           --channel-map LIST   each output channel's input channel, from 0; -1 for silence
                                (e.g. 1,0 swaps a stereo pair)
@@ -36,7 +38,7 @@ enum ConvertCommand {
 
     static func run(_ args: [String], console: Console) throws -> Int32 {
         guard let a = try parse(args, spec: .init(flags: ["-v", "--json", "--dither"],
-                                                  options: ["-f", "-d", "-c", "-b", "-q", "-r", "-s", "--src-complexity", "--channel-map",
+                                                  options: ["-f", "-d", "-c", "-b", "-q", "-r", "-s", "--src-complexity", "--src", "--channel-map",
                                                             DecoderOption.name]),
                                 help: help, console: console) else { return 0 }
         try DecoderOption.apply(a)
@@ -53,6 +55,16 @@ enum ConvertCommand {
                 throw UsageError("--src-complexity wants line, norm or bats, not '\(c)'")
             }
             plan.complexity = complexity
+        }
+        switch a.value("--src") {
+        case nil, "native": break
+        case "ffmpeg":
+            #if FFmpeg
+            plan.complexity = .ffmpeg
+            #else
+            throw UsageError("--src ffmpeg: this tonearm was built without the FFmpeg trait; rebuild with swift build --traits FFmpeg")
+            #endif
+        case let other?: throw UsageError("--src wants native or ffmpeg, not '\(other)'")
         }
         if let r = a.value("-r") {
             guard let q = Int(r), (0...127).contains(q) else { throw UsageError("-r wants a quality from 0 to 127") }

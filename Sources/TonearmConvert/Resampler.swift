@@ -1,4 +1,7 @@
 import TonearmCore
+#if FFmpeg
+import TonearmFFmpeg
+#endif
 
 /// The converter's sample-rate stage: planar Float32 in, planar Float32 out, at another rate.
 ///
@@ -83,6 +86,9 @@ public final class Resampler {
         case copy
         case float(ResamplerEngine<Float>)
         case double(ResamplerEngine<Double>)
+        #if FFmpeg
+        case ffmpeg(FFmpegSampleRateConverter)
+        #endif
     }
 
     private let engine: Engine
@@ -94,6 +100,9 @@ public final class Resampler {
         case .copy: nil
         case .float(let e): e.mode == .linear ? nil : UnsafeRawPointer(e.table)
         case .double(let e): UnsafeRawPointer(e.table)
+        #if FFmpeg
+        case .ffmpeg: nil
+        #endif
         }
     }
     /// Channel pointers for a call, allocated once.
@@ -106,6 +115,9 @@ public final class Resampler {
         case .copy: 0
         case .float(let e): e.taps
         case .double(let e): e.taps
+        #if FFmpeg
+        case .ffmpeg: 0
+        #endif
         }
     }
 
@@ -115,6 +127,9 @@ public final class Resampler {
         case .copy: true
         case .float(let e): e.mode != .interpolated
         case .double(let e): e.mode != .interpolated
+        #if FFmpeg
+        case .ffmpeg: false
+        #endif
         }
     }
 
@@ -165,6 +180,14 @@ public final class Resampler {
         if inputRate == outputRate {
             engine = .copy
             return
+        }
+        if complexity == .ffmpeg {
+            #if FFmpeg
+            engine = .ffmpeg(try FFmpegSampleRateConverter(inputRate: inputRate, outputRate: outputRate, channels: channels))
+            return
+            #else
+            throw AudioError(.propertyNotSupported, "the 'ffmp' sample-rate converter is FFmpeg's; Tonearm was built without the FFmpeg trait")
+            #endif
         }
         // The step between outputs, M/L input frames: exact for rates with up to six
         // decimals (44144.1 Hz is 441441/10), otherwise to 2^-32 of a frame.
@@ -242,6 +265,9 @@ public final class Resampler {
         case .copy: return n
         case .float(let e): return e.maximumOutputFrames(forInputFrames: n)
         case .double(let e): return e.maximumOutputFrames(forInputFrames: n)
+        #if FFmpeg
+        case .ffmpeg(let e): return e.maximumOutputFrames(forInputFrames: n)
+        #endif
         }
     }
 
@@ -251,6 +277,9 @@ public final class Resampler {
         case .copy: 0
         case .float(let e): e.totalOutputFrames() - e.outputFrames
         case .double(let e): e.totalOutputFrames() - e.outputFrames
+        #if FFmpeg
+        case .ffmpeg(let e): e.maximumOutputFrames(forInputFrames: 0)
+        #endif
         }
     }
 
@@ -312,6 +341,13 @@ public final class Resampler {
             return frameCount
         case .float(let e): return e.process(inputs, frames: frameCount, outputs)
         case .double(let e): return e.process(inputs, frames: frameCount, outputs)
+        #if FFmpeg
+        case .ffmpeg(let e):
+            // The room was checked against maximumOutputFrames, which asks swresample; it
+            // fails only on arguments that are wrong, never on the samples.
+            return (try? e.convert(inputs, frames: frameCount, into: outputs,
+                                   capacity: maximumOutputFrames(forInputFrames: frameCount))) ?? 0
+        #endif
         }
     }
 
@@ -327,15 +363,23 @@ public final class Resampler {
             throw AudioError(.invalidOutputSize, "flushing needs room for \(remaining) output frames")
         }
         guard remaining > 0 else { reset(); return }
-        output.withUnsafeMutableSamples(Float.self) { dst in
+        let written = output.withUnsafeMutableSamples(Float.self) { dst in
             for c in 0..<channels { outputPointers[c] = dst.baseAddress! + output.channelStart(c) + output.frameLength }
             switch engine {
-            case .copy: break
+            case .copy: return 0
             case .float(let e): e.flush(outputPointers, remaining: remaining)
             case .double(let e): e.flush(outputPointers, remaining: remaining)
+            #if FFmpeg
+            case .ffmpeg(let e):
+                // swresample says how much it holds only as a bound; it gives what it has.
+                let n = (try? e.convert(nil, frames: 0, into: outputPointers, capacity: remaining)) ?? 0
+                e.reset()
+                return n
+            #endif
             }
+            return remaining
         }
-        output.frameLength += remaining
+        output.frameLength += written
     }
 
     /// Forgets all history (after a seek); the next input starts a new stream at output frame 0.
@@ -344,6 +388,9 @@ public final class Resampler {
         case .copy: break
         case .float(let e): e.reset()
         case .double(let e): e.reset()
+        #if FFmpeg
+        case .ffmpeg(let e): e.reset()
+        #endif
         }
     }
 }

@@ -12,23 +12,29 @@ public enum SampleRateConverterComplexity: Sendable, Hashable {
     /// 'bats', kAudioConverterSampleRateConverterComplexity_Mastering: a longer filter, flat
     /// within 0.01 dB up to 0.95 of the lower Nyquist, rejecting at least 140 dB.
     case mastering
+    /// 'ffmp' (a Tonearm name): FFmpeg's libswresample with its defaults, as seed 002's
+    /// player resamples (`tonearm convert --src ffmpeg`). With the FFmpeg trait only, for
+    /// whole sample rates; the quality is not used.
+    case ffmpeg
 
-    /// The complexity named by its four characters: "line", "norm" or "bats"; nil otherwise.
+    /// The complexity named by its four characters: "line", "norm", "bats" or "ffmp"; nil otherwise.
     public init?(fourCC: String) {
         switch fourCC {
         case "line": self = .linear
         case "norm": self = .normal
         case "bats": self = .mastering
+        case "ffmp": self = .ffmpeg
         default: return nil
         }
     }
 
-    /// 'line', 'norm' or 'bats'.
+    /// 'line', 'norm', 'bats' or 'ffmp'.
     public var fourCC: FourCC {
         switch self {
         case .linear: "line"
         case .normal: "norm"
         case .mastering: "bats"
+        case .ffmpeg: "ffmp"
         }
     }
 }
@@ -48,7 +54,7 @@ struct ResamplerFilterSpec: Hashable, Sendable {
     static func make(_ complexity: SampleRateConverterComplexity, quality: Int) -> ResamplerFilterSpec {
         let q = max(0, min(0x7F, quality))
         switch complexity {
-        case .linear:
+        case .linear, .ffmpeg:
             return ResamplerFilterSpec(passband: 0, rejection: 0, finePhases: 0, usesDouble: false)
         case .normal:
             switch q {

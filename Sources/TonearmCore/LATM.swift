@@ -87,4 +87,32 @@ package enum LATM {
             if v != 255 { return length }
         }
     }
+
+    /// Whether a packet is a whole LOAS frame (the LOAS parser hands them so, since the
+    /// payload inside is not byte-aligned): the AudioSyncStream's sync word, and a length
+    /// that is the packet's.
+    package static func isLOASFrame(_ b: UnsafeRawBufferPointer) -> Bool {
+        b.count > 3 && b[0] == 0x56 && b[1] & 0xE0 == 0xE0 && (Int(b[1] & 0x1F) << 8 | Int(b[2])) + 3 == b.count
+    }
+
+    /// The raw_data_block inside a whole LOAS frame's AudioMuxElement, realigned to bytes
+    /// into `out` (room for `frame.count` bytes): its byte count; nil when the element cannot
+    /// be read or its payload is cut short.
+    package static func loasPayload(_ frame: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>) -> Int? {
+        var r = BitReader([UInt8](frame), byteOffset: 3)
+        let length: Int
+        do throws(Failure) {
+            _ = try readMuxConfig(&r)
+            length = try readPayloadLength(&r)
+        } catch {
+            return nil
+        }
+        guard length > 0, length * 8 <= r.bitsRemaining else { return nil }
+        let start = r.bitPosition >> 3, shift = r.bitPosition & 7
+        for i in 0..<length {
+            let high = frame[start + i], low = start + i + 1 < frame.count ? frame[start + i + 1] : 0
+            out[i] = shift == 0 ? high : high << shift | low >> (8 - shift)
+        }
+        return length
+    }
 }

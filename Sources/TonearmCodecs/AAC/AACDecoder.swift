@@ -233,7 +233,13 @@ public final class AACDecoder: AudioDecoder {
         frameCouplings.removeAll(keepingCapacity: true)
         do throws(AACDamage) {
             guard bytes.count > 0 else { throw .truncated }
-            let count = Self.isLOASFrame(bytes) ? try latmPayload(bytes) : copy(bytes)
+            let count: Int
+            if LATM.isLOASFrame(bytes) {
+                guard let n = LATM.loasPayload(bytes, into: packet) else { throw .invalid("the LATM element cannot be read") }
+                count = n
+            } else {
+                count = copy(bytes)
+            }
             (packet + count).update(repeating: 0, count: 8)
             var r = AACBits(packet, byteCount: count, capacity: packetCapacity)
             try readRawDataBlock(&r)
@@ -254,33 +260,6 @@ public final class AACDecoder: AudioDecoder {
     private func copy(_ bytes: UnsafeRawBufferPointer) -> Int {
         packet.update(from: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), count: bytes.count)
         return bytes.count
-    }
-
-    /// Whether a packet is a whole LOAS frame (the LOAS parser hands them so, since the
-    /// payload inside is not byte-aligned): the AudioSyncStream's sync word, and a length
-    /// that is the packet's.
-    static func isLOASFrame(_ b: UnsafeRawBufferPointer) -> Bool {
-        b.count > 3 && b[0] == 0x56 && b[1] & 0xE0 == 0xE0 && (Int(b[1] & 0x1F) << 8 | Int(b[2])) + 3 == b.count
-    }
-
-    /// The raw_data_block inside a LOAS frame's AudioMuxElement, realigned into `packet`:
-    /// its byte count.
-    private func latmPayload(_ bytes: UnsafeRawBufferPointer) throws(AACDamage) -> Int {
-        var r = BitReader([UInt8](bytes), byteOffset: 3)
-        let length: Int
-        do throws(LATM.Failure) {
-            _ = try LATM.readMuxConfig(&r)
-            length = try LATM.readPayloadLength(&r)
-        } catch {
-            throw .invalid("the LATM element cannot be read")
-        }
-        guard length > 0, length * 8 <= r.bitsRemaining else { throw .truncated }
-        let start = r.bitPosition >> 3, shift = r.bitPosition & 7
-        for i in 0..<length {
-            let high = bytes[start + i], low = start + i + 1 < bytes.count ? bytes[start + i + 1] : 0
-            packet[i] = shift == 0 ? high : high << shift | low >> (8 - shift)
-        }
-        return length
     }
 
     /// raw_data_block (Table 4.3): elements until ID_END.

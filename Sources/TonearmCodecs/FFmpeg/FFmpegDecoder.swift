@@ -22,6 +22,9 @@ final class FFmpegDecoder: AudioDecoder {
     /// Frames a packet decoded to beyond the room the caller gave (never, for the sizes in
     /// ``maximumFrames(for:)``), written first on the next call.
     private var overflow: [PCMBuffer] = []
+    private let isAAC: Bool
+    /// A LOAS frame's payload, realigned.
+    private var loasPayload: [UInt8] = []
 
     static func make(_ format: StreamDescription, _ cookie: [UInt8]?, _ output: PCMBuffer.CommonFormat) throws(AudioError) -> AudioDecoder? {
         guard FFmpegCodecs.codecID(for: format) != nil else { return nil }
@@ -38,6 +41,7 @@ final class FFmpegDecoder: AudioDecoder {
         let parameters = try FFmpegCodecParameters(format: format, cookie: cookie)
         context = try FFmpegDecoderContext(parameters)
         inputFormat = format
+        isAAC = [.mpeg4AAC, .mpeg4AAC_HE, .mpeg4AAC_HE_V2].contains(format.formatID)
         sampleFormat = output
         channels = Int(format.channelsPerFrame)
         outputFormat = .decoderOutput(output, sampleRate: format.sampleRate, channels: format.channelsPerFrame)
@@ -82,7 +86,21 @@ final class FFmpegDecoder: AudioDecoder {
         }
         try output.checkRoom(for: 0, channels: channels, sampleFormat: sampleFormat)
         flushOverflow(into: output)
-        for k in 0..<layout.count { try decodePacket(layout.packet(k), into: output) }
+        for k in 0..<layout.count {
+            let packet = layout.packet(k)
+            // The LOAS parser hands whole LOAS frames; FFmpeg's AAC decoder takes the
+            // raw_data_block inside.
+            if isAAC && LATM.isLOASFrame(packet) {
+                if loasPayload.count < packet.count { loasPayload = [UInt8](repeating: 0, count: packet.count) }
+                let n = loasPayload.withUnsafeMutableBufferPointer { LATM.loasPayload(packet, into: $0.baseAddress!) }
+                guard let n else { throw AudioError(.codecBadData, "a LOAS frame whose AudioMuxElement cannot be read") }
+                try loasPayload.withBytes { (raw) throws(AudioError) in
+                    try decodePacket(UnsafeRawBufferPointer(rebasing: raw[0..<n]), into: output)
+                }
+            } else {
+                try decodePacket(packet, into: output)
+            }
+        }
     }
 
     /// Decodes one packet (nil drains the decoder) into `output`, holding back what does not fit.
