@@ -46,7 +46,13 @@ enum StreamCommand {
                                 help: help, console: console) else { return 0 }
         try DecoderOption.apply(a)
         guard a.positionals.count == 1, let url = a.positionals.first else { throw UsageError("stream needs one URL") }
-        guard isRemote(url) else { throw UsageError("stream wants an http or https URL, not '\(url)'; use `tonearm play` for files") }
+        #if FFmpeg
+        if FFmpegNetworkStream.handles(url) { return try playThroughFFmpeg(url, a, console: console) }
+        let wanted = "an http, https, mms, mmsh, rtsp or rtmp URL, or an HLS playlist"
+        #else
+        let wanted = "an http or https URL (mms, rtsp, rtmp and HLS need a build with the FFmpeg trait)"
+        #endif
+        guard isRemote(url) else { throw UsageError("stream wants \(wanted), not '\(url)'; use `tonearm play` for files") }
         var options = StreamPlayer.Options()
         var seconds: Double?
         if let d = a.value("--duration") {
@@ -154,6 +160,63 @@ enum StreamCommand {
         if exitCode == 0 || exitCode == 1 { report.ended(time: player.currentTime, recorder: player.recorder) }
         return exitCode
     }
+
+    #if FFmpeg
+    /// Plays a stream that libavformat fetches itself (mms, rtsp, rtmp, HLS): no recording,
+    /// reconnects or seeking; --duration, --buffer, --timeout and the output options apply.
+    static func playThroughFFmpeg(_ url: String, _ a: Arguments, console: Console) throws -> Int32 {
+        for option in ["--record", "--reconnects"] where a.value(option) != nil {
+            throw UsageError("\(option) applies to http and https streams; FFmpeg reads \(url) itself")
+        }
+        if a.has("--no-play") { throw UsageError("--no-play applies to http and https streams; FFmpeg reads \(url) itself") }
+        let report = EventReporter(console: console, json: a.has("--json-events"), quiet: a.has("--quiet"))
+        var buffer = 4.0, timeout = 10.0
+        if let b = a.value("--buffer") {
+            guard let x = Double(b), x.isFinite, (0.5...120).contains(x) else { throw UsageError("--buffer wants seconds from 0.5 to 120, not '\(b)'") }
+            buffer = x
+        }
+        if let t = a.value("--timeout") {
+            guard let x = Double(t), x.isFinite, (0.1...600).contains(x) else { throw UsageError("--timeout wants seconds from 0.1 to 600, not '\(t)'") }
+            timeout = x
+        }
+        var plan = try PlayCommand.Plan(a)
+        if let d = a.value("--duration") {
+            guard let x = Double(d), x.isFinite, x > 0 else { throw UsageError("--duration wants seconds above 0, not '\(d)'") }
+            plan.seconds = x
+        }
+        let stream = FFmpegNetworkStream(url: url, bufferSeconds: buffer)
+        defer { stream.close() }
+        let player: AudioPlayer
+        let limit = plan.seconds.map { FrameLimit(seconds: $0) }
+        do throws(AudioError) {
+            try stream.open(timeout: timeout)
+            let backend = plan.backend.map { b -> any AudioOutputBackend in limit.map { LimitedOutputBackend(b, limit: $0) } ?? b }
+            let title = stream.properties.info[InfoDictionary.title] ?? url.split(separator: "/").last.map(String.init) ?? url
+            player = try AudioPlayer(sources: [.stream(stream, path: url, title: title, format: stream.fileDataFormat, duration: nil)],
+                                     backend: backend, options: plan.options)
+            player.volume = plan.volume
+            report.format(stream.fileDataFormat, bitRate: stream.properties.bitRate.map(Int.init), duration: nil)
+            try player.play()
+        } catch {
+            report.failed(error, url: url)
+            return 1
+        }
+        let session = PlaybackSession(keys: nil)
+        defer { session.end() }
+        var exitCode: Int32 = 0
+        while !player.waitUntilEnded(timeout: 0.05) {
+            if let sig = session.pendingSignal { exitCode = 128 + sig; break }
+            if let limit, let seconds = plan.seconds, limit.reached || player.playedTime >= seconds { break }
+        }
+        player.stop()
+        if let error = stream.error {
+            report.failed(error, url: url)
+            return 1
+        }
+        report.ended(time: player.playedTime, recorder: nil)
+        return exitCode
+    }
+    #endif
 
     static func statusLine(of p: StreamPlayer, width: Int) -> String {
         var parts = [formatTime(p.currentTime) + (p.duration.map { " / " + formatTime($0.rounded()) } ?? "")]

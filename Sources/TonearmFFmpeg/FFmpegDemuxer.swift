@@ -41,7 +41,7 @@ package final class FFmpegDemuxer {
     package let formatName: String
     /// Its long name ("ASF (Advanced / Active Streaming Format)").
     package let formatLongName: String
-    package let parameters: FFmpegCodecParameters
+    package private(set) var parameters: FFmpegCodecParameters
     /// The stream's time base.
     package let timeBase: (num: Int64, den: Int64)
     /// The frames per packet the stream declares, 0 when they vary or are unknown.
@@ -65,17 +65,26 @@ package final class FFmpegDemuxer {
 
     /// What the AVIO callbacks reach through their opaque pointer.
     final class IOState {
-        let source: FFmpegByteSource
+        /// Nil when libavformat does its own I/O (a URL).
+        let source: FFmpegByteSource?
+        let aborted: () -> Bool
         var position: Int64 = 0
         var error: AudioError?
-        init(_ source: FFmpegByteSource) { self.source = source }
+        init(_ source: FFmpegByteSource) {
+            self.source = source
+            aborted = { source.isAborted }
+        }
+        init(aborted: @escaping () -> Bool) {
+            source = nil
+            self.aborted = aborted
+        }
     }
 
     /// Opens the container and picks its best audio stream. `formatName` names the demuxer
     /// to use (libavformat probes the bytes when nil).
-    package init(source: FFmpegByteSource, formatName hint: String? = nil) throws(AudioError) {
+    package convenience init(source: FFmpegByteSource, formatName hint: String? = nil) throws(AudioError) {
         FFmpegLog.prepare()
-        state = IOState(source)
+        let state = IOState(source)
         let bufferSize = 1 << 16
         guard let ctx = avformat_alloc_context(), let buffer = av_malloc(bufferSize) else {
             throw AudioError.limit("no memory for an FFmpeg demuxer")
@@ -92,16 +101,40 @@ package final class FFmpegDemuxer {
         io.pointee.seekable = source.isSeekable ? AVIO_SEEKABLE_NORMAL : 0
         ctx.pointee.pb = io
         ctx.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        try self.init(context: ctx, io: io, state: state, url: nil, formatName: hint, options: [:])
+    }
+
+    /// Opens a URL with libavformat's own network code: the protocols Tonearm has no client
+    /// for (mms, mmsh, rtsp, rtmp) and HLS playlists. `timeout` bounds each network wait;
+    /// `isAborted` is polled while libavformat waits, to stop it from another thread.
+    package convenience init(url: String, timeout: Double, isAborted: @escaping @Sendable () -> Bool) throws(AudioError) {
+        FFmpegLog.prepare()
+        avformat_network_init()
+        guard let ctx = avformat_alloc_context() else { throw AudioError.limit("no memory for an FFmpeg demuxer") }
+        let micros = String(Int64(max(0.1, timeout) * 1_000_000))
+        try self.init(context: ctx, io: nil, state: IOState(aborted: isAborted), url: url, formatName: nil,
+                      options: ["rw_timeout": micros, "timeout": micros, "stimeout": micros, "reconnect": "1"])
+    }
+
+    private init(context ctx: UnsafeMutablePointer<AVFormatContext>, io: UnsafeMutablePointer<AVIOContext>?, state: IOState,
+                 url: String?, formatName hint: String?, options: [String: String]) throws(AudioError)
+    {
+        self.state = state
+        self.io = io
+        let opaque = Unmanaged.passUnretained(state).toOpaque()
         ctx.pointee.interrupt_callback.callback = FFmpegDemuxer.interruptCallback
         ctx.pointee.interrupt_callback.opaque = opaque
-        self.io = io
         var opened: UnsafeMutablePointer<AVFormatContext>? = ctx
         let input = hint.flatMap { av_find_input_format($0) }
-        var r = avformat_open_input(&opened, nil, input, nil)
+        var dict: OpaquePointer?
+        for (k, v) in options { av_dict_set(&dict, k, v, 0) }
+        var r = avformat_open_input(&opened, url, input, &dict)
+        av_dict_free(&dict)
         guard r >= 0, let c = opened else {
             // avformat_open_input frees the context on failure; the AVIO context is ours.
             FFmpegDemuxer.freeIO(&self.io)
-            throw state.error ?? AudioError(ffmpeg: r, "libavformat could not open the data", fallback: .unsupportedFileType)
+            let what = url.map { "libavformat could not open \($0)" } ?? "libavformat could not open the data"
+            throw state.error ?? AudioError(ffmpeg: r, what, fallback: .unsupportedFileType)
         }
         self.ctx = c
         r = avformat_find_stream_info(c, nil)
@@ -161,6 +194,45 @@ package final class FFmpegDemuxer {
         coverArt = cover
         self.streams = streams
         packet = av_packet_alloc()
+        if p.codecID == AV_CODEC_ID_AAC && p.extradata.isEmpty { try unwrapADTS() }
+    }
+
+    /// AAC that comes as whole ADTS frames with no AudioSpecificConfig (AAC in MPEG-TS, and
+    /// so in HLS segments): the config from the first frame's header, and every packet
+    /// without its header, as Tonearm's ADTS parser hands them (and FFmpeg's aac_adtstoasc
+    /// filter makes them). A first frame whose channel configuration is 0 (the channels are
+    /// in a program config element) is left as it is.
+    private var stripsADTS = false
+    private var heldPacket: FFmpegPacket?
+
+    private func unwrapADTS() throws(AudioError) {
+        guard let first = try readPacket() else { return }
+        heldPacket = first
+        let b = first.data
+        guard FFmpegDemuxer.adtsHeaderLength(b) != nil else { return }
+        let objectType = Int(b[2] >> 6) + 1, frequencyIndex = Int(b[2] >> 2 & 0xF)
+        let channelConfiguration = Int(b[2] & 1) << 2 | Int(b[3] >> 6)
+        guard channelConfiguration != 0 else { return }
+        parameters.extradata = [UInt8(objectType << 3 | frequencyIndex >> 1),
+                                UInt8((frequencyIndex & 1) << 7 | channelConfiguration << 3)]
+        stripsADTS = true
+        heldPacket = FFmpegDemuxer.strippingADTS(first)
+    }
+
+    /// The header length of an ADTS frame that fills `b` (7, or 9 with a CRC); nil when `b`
+    /// is not one whole frame.
+    static func adtsHeaderLength(_ b: [UInt8]) -> Int? {
+        guard b.count > 9, b[0] == 0xFF, b[1] & 0xF6 == 0xF0, b[2] >> 2 & 0xF < 13 else { return nil }
+        let length = Int(b[3] & 3) << 11 | Int(b[4]) << 3 | Int(b[5] >> 5)
+        let header = b[1] & 1 == 1 ? 7 : 9
+        return length == b.count && length > header && b[6] & 3 == 0 ? header : nil
+    }
+
+    static func strippingADTS(_ p: FFmpegPacket) -> FFmpegPacket {
+        guard let header = adtsHeaderLength(p.data) else { return p }
+        var q = p
+        q.data.removeFirst(header)
+        return q
     }
 
     deinit {
@@ -192,6 +264,15 @@ package final class FFmpegDemuxer {
 
     /// The next packet of the audio stream, nil at the end of the data.
     package func readPacket() throws(AudioError) -> FFmpegPacket? {
+        if let held = heldPacket {
+            heldPacket = nil
+            return held
+        }
+        guard let p = try readContainerPacket() else { return nil }
+        return stripsADTS ? FFmpegDemuxer.strippingADTS(p) : p
+    }
+
+    private func readContainerPacket() throws(AudioError) -> FFmpegPacket? {
         guard let ctx, let packet else { return nil }
         while true {
             let r = av_read_frame(ctx, packet)
@@ -222,6 +303,7 @@ package final class FFmpegDemuxer {
         }
         if r < 0 { throw state.error ?? AudioError(ffmpeg: r, "libavformat could not seek", fallback: .position) }
         avformat_flush(ctx)
+        heldPacket = nil
     }
 
     // MARK: AVIO callbacks
@@ -229,10 +311,10 @@ package final class FFmpegDemuxer {
     private static let readCallback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<UInt8>?, Int32) -> Int32 = {
         opaque, buf, size in
         let s = Unmanaged<IOState>.fromOpaque(opaque!).takeUnretainedValue()
-        guard let buf, size > 0 else { return 0 }
-        if s.source.isAborted { return FFmpegErrors.exit }
+        guard let buf, size > 0, let source = s.source else { return 0 }
+        if source.isAborted { return FFmpegErrors.exit }
         do throws(AudioError) {
-            let n = try s.source.read(at: s.position, into: UnsafeMutableRawBufferPointer(start: buf, count: Int(size)))
+            let n = try source.read(at: s.position, into: UnsafeMutableRawBufferPointer(start: buf, count: Int(size)))
             if n == 0 { return FFmpegErrors.eof }
             s.position += Int64(n)
             return Int32(n)
@@ -244,7 +326,7 @@ package final class FFmpegDemuxer {
 
     private static let seekCallback: @convention(c) (UnsafeMutableRawPointer?, Int64, Int32) -> Int64 = { opaque, offset, whence in
         let s = Unmanaged<IOState>.fromOpaque(opaque!).takeUnretainedValue()
-        let size = s.source.size
+        let size = s.source?.size
         switch whence & ~AVSEEK_FORCE {
         case AVSEEK_SIZE: return size ?? -1
         case SEEK_SET: s.position = offset
@@ -258,7 +340,7 @@ package final class FFmpegDemuxer {
     }
 
     private static let interruptCallback: @convention(c) (UnsafeMutableRawPointer?) -> Int32 = { opaque in
-        Unmanaged<IOState>.fromOpaque(opaque!).takeUnretainedValue().source.isAborted ? 1 : 0
+        Unmanaged<IOState>.fromOpaque(opaque!).takeUnretainedValue().aborted() ? 1 : 0
     }
 
     /// libavformat's best guess at the container of the first bytes of a file: its short
