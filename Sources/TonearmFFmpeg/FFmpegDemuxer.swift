@@ -112,8 +112,12 @@ package final class FFmpegDemuxer {
         avformat_network_init()
         guard let ctx = avformat_alloc_context() else { throw AudioError.limit("no memory for an FFmpeg demuxer") }
         let micros = String(Int64(max(0.1, timeout) * 1_000_000))
-        try self.init(context: ctx, io: nil, state: IOState(aborted: isAborted), url: url, formatName: nil,
-                      options: ["rw_timeout": micros, "timeout": micros, "stimeout": micros, "reconnect": "1"])
+        // rw_timeout bounds every read and write of any protocol. "timeout" is the socket
+        // timeout for rtsp and http (HLS), but for rtmp it would make the client listen.
+        var options = ["rw_timeout": micros]
+        let scheme = url.prefix { $0 != ":" }.lowercased()
+        if !scheme.hasPrefix("rtmp") { options["timeout"] = micros }
+        try self.init(context: ctx, io: nil, state: IOState(aborted: isAborted), url: url, formatName: nil, options: options)
     }
 
     private init(context ctx: UnsafeMutablePointer<AVFormatContext>, io: UnsafeMutablePointer<AVIOContext>?, state: IOState,

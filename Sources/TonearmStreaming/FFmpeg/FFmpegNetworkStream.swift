@@ -147,6 +147,16 @@ public final class FFmpegNetworkStream: StreamingFrameSource, @unchecked Sendabl
         }
     }
 
+    /// The next packet; nil at the end. A live server that closes the connection after
+    /// sending (an rtmp or rtsp stream ending) ends the stream rather than failing it.
+    private func nextPacket(_ demuxer: FFmpegDemuxer, afterReceiving received: Int) throws(AudioError) -> FFmpegPacket? {
+        do {
+            return try demuxer.readPacket()
+        } catch where received > 0 && error.code == .network {
+            return nil
+        }
+    }
+
     /// The thread: packets in, decoded and converted PCM out, held to `bufferSeconds`.
     private func run() {
         condition.lock()
@@ -159,7 +169,9 @@ public final class FFmpegNetworkStream: StreamingFrameSource, @unchecked Sendabl
         do throws(AudioError) {
             let converter = try AudioConverter(from: source, to: client, magicCookie: cookie)
             let limit = Int(bufferSeconds * client.sampleRate) * Int(client.bytesPerFrame)
-            while let p = try demuxer.readPacket() {
+            var received = 0
+            while let p = try nextPacket(demuxer, afterReceiving: received) {
+                received += 1
                 let d = [PacketDescription(startOffset: 0, variableFramesInPacket: 0, dataByteSize: UInt32(clamping: p.data.count))]
                 out.removeAll(keepingCapacity: true)
                 do throws(AudioError) {
