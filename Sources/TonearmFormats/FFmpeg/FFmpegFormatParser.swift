@@ -82,7 +82,9 @@ final class FFmpegFormatParser: PropertyStoringParser {
     private func scan(_ d: FFmpegDemuxer) throws(AudioError) {
         var table: [PacketDescription] = []
         var offset: Int64 = 0, largest = 0
+        var lastHasDuration = false
         while let p = try d.readPacket() {
+            lastHasDuration = p.duration > 0
             let frames = frames(of: p)
             index.append((p.pts, frames, p.position))
             table.append(PacketDescription(startOffset: offset, variableFramesInPacket: UInt32(clamping: frames),
@@ -93,6 +95,15 @@ final class FFmpegFormatParser: PropertyStoringParser {
         }
         cursor = index.count
         retimeFromTimestamps(&table)
+        // A last packet with no duration and no codec frame size (APE's, whose last frame is
+        // short) ends where the stream does, when the container says where that is.
+        if !lastHasDuration, frameSize == 0, let end = d.streamDuration, let last = index.last?.pts {
+            let n = frames(ofTicks: (d.startTime ?? index[0].pts ?? 0) + end - last)
+            if n > 0 {
+                index[index.count - 1].frames = Int(n)
+                table[table.count - 1].variableFramesInPacket = UInt32(clamping: n)
+            }
+        }
         properties.packetTable = table
         properties.audioDataPacketCount = Int64(table.count)
         properties.audioDataByteCount = offset
