@@ -52,6 +52,8 @@ package final class FFmpegDemuxer {
     package let duration: Double?
     /// The stream's start time in its time base, when known.
     package let startTime: Int64?
+    /// The stream's duration in its time base, when the container states it.
+    package let streamDuration: Int64?
     /// The container's and the stream's tags, in that order (keys as the container spells them).
     package let metadata: [(key: String, value: String)]
     /// Chapters: start and end in seconds, and title.
@@ -170,6 +172,7 @@ package final class FFmpegDemuxer {
         initialPadding = Int(par.initial_padding)
         duration = c.pointee.duration > 0 ? Double(c.pointee.duration) / Double(AV_TIME_BASE) : nil
         startTime = st.pointee.start_time == tonearm_nopts() ? nil : st.pointee.start_time
+        streamDuration = st.pointee.duration > 0 ? st.pointee.duration : nil
         bitRate = c.pointee.bit_rate
         metadata = FFmpegDemuxer.tags(c.pointee.metadata) + FFmpegDemuxer.tags(st.pointee.metadata)
         var chapters: [(Double, Double, String)] = []

@@ -82,7 +82,9 @@ final class FFmpegFormatParser: PropertyStoringParser {
     private func scan(_ d: FFmpegDemuxer) throws(AudioError) {
         var table: [PacketDescription] = []
         var offset: Int64 = 0, largest = 0
+        var lastHasDuration = false
         while let p = try d.readPacket() {
+            lastHasDuration = p.duration > 0
             let frames = frames(of: p)
             index.append((p.pts, frames, p.position))
             table.append(PacketDescription(startOffset: offset, variableFramesInPacket: UInt32(clamping: frames),
@@ -93,6 +95,15 @@ final class FFmpegFormatParser: PropertyStoringParser {
         }
         cursor = index.count
         retimeFromTimestamps(&table)
+        // A last packet with no duration and no codec frame size (APE's, whose last frame is
+        // short) ends where the stream does, when the container says where that is.
+        if !lastHasDuration, frameSize == 0, let end = d.streamDuration, let last = index.last?.pts {
+            let n = frames(ofTicks: (d.startTime ?? index[0].pts ?? 0) + end - last)
+            if n > 0 {
+                index[index.count - 1].frames = Int(n)
+                table[table.count - 1].variableFramesInPacket = UInt32(clamping: n)
+            }
+        }
         properties.packetTable = table
         properties.audioDataPacketCount = Int64(table.count)
         properties.audioDataByteCount = offset
@@ -177,9 +188,7 @@ final class FFmpegFormatParser: PropertyStoringParser {
         }
         if let pts = index[target].pts, target > 0 {
             try d.seek(toPTS: pts)
-            if let p = try d.readPacket(), let at = p.pts, let k = index.lastIndex(where: { $0.pts == at && $0.pts != nil }),
-               k <= target, index[0...k].filter({ $0.pts == at }).count == 1
-            {
+            if let p = try d.readPacket(), let k = entry(of: p), k <= target {
                 cursor = k + 1
                 while cursor < target { guard try d.readPacket() != nil else { break }; cursor += 1 }
                 if cursor == target { return }
@@ -190,6 +199,22 @@ final class FFmpegFormatParser: PropertyStoringParser {
             guard try demuxer!.readPacket() != nil else { throw AudioError(.endOfFile, "the file ended before packet \(target)") }
             cursor += 1
         }
+    }
+
+    /// The index entry of the first packet read after a seek: the only one at its position,
+    /// else the only one with its time (and its position, where both are known); nil when
+    /// neither tells. Raw streams (DTS) start their times again from 0 after a seek, so a
+    /// time alone may name the wrong packet.
+    private func entry(of p: FFmpegPacket) -> Int? {
+        if let at = p.position {
+            let here = index.indices.filter { index[$0].position == at }
+            if here.count == 1 { return here[0] }
+        }
+        guard let at = p.pts else { return nil }
+        let same = index.indices.filter {
+            index[$0].pts == at && (p.position == nil || index[$0].position == nil || index[$0].position == p.position)
+        }
+        return same.count == 1 ? same[0] : nil
     }
 
     /// Opens the container again, at its first packet: not every demuxer can seek back to
