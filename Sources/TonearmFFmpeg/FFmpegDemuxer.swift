@@ -140,7 +140,8 @@ package final class FFmpegDemuxer {
             // avformat_open_input frees the context on failure; the AVIO context is ours.
             FFmpegDemuxer.freeIO(&self.io)
             let what = url.map { "libavformat could not open \($0)" } ?? "libavformat could not open the data"
-            throw state.error ?? AudioError(ffmpeg: r, what, fallback: .unsupportedFileType)
+            // With a demuxer named, the type is known and the data is at fault: 'dta?'.
+            throw state.error ?? AudioError(ffmpeg: r, what, fallback: hint == nil ? .unsupportedFileType : .invalidFile)
         }
         self.ctx = c
         r = avformat_find_stream_info(c, nil)

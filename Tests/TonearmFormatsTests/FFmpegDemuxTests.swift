@@ -361,16 +361,6 @@ final class FFmpegDemuxTests: XCTestCase {
                 let what = "\(c.file) in \(chunk)-byte pieces, hint \(hint.map { "\($0)" } ?? "none")"
                 guard let run = FFmpegPushRun.pushWithDeadline(bytes, chunk: chunk, hint: hint, what) else { continue }
                 timings.append(String(format: "%@: %.3f s", what, run.seconds))
-                if c.fileType == .dts && hint == nil {
-                    // Raw DTS has no magic, and libavformat's probe needs about eight of its
-                    // frames (8 KB here) to be sure, but Tonearm's FFmpeg probe looks at the
-                    // first 2048 bytes (FormatRegistry.ffmpegProbeSize): a pushed raw DTS
-                    // stream needs a hint (AudioFile has the path's extension). When the
-                    // probe learns to look further, this becomes an ordinary case.
-                    XCTAssertEqual(run.error?.code, .unsupportedFileType, what)
-                    XCTAssertTrue(run.packets.isEmpty, what)
-                    continue
-                }
                 XCTAssertNil(run.error, what)
                 XCTAssertEqual(run.fileType, c.fileType, what)
                 XCTAssertEqual(run.dataFormat, format, what)
@@ -420,8 +410,8 @@ final class FFmpegDemuxTests: XCTestCase {
     }
 
     /// An ASF whose header object is damaged in its middle (the size field of the object
-    /// there, flipped): AudioFile gives an AudioError with a four-char code ('typ?', from
-    /// FFmpeg's AVERROR_INVALIDDATA at open) and FFmpeg's message. libavformat skips objects it does
+    /// there, flipped): AudioFile gives an AudioError with a four-char code ('dta?': the
+    /// probe knew the type, and FFmpeg's asf demuxer refused the data) and FFmpeg's message. libavformat skips objects it does
     /// not need, so flipping bytes inside one (the extended content description here) would
     /// not be noticed.
     func testCorruptASFHeaderIsAnFFmpegError() throws {
@@ -444,14 +434,13 @@ final class FFmpegDemuxTests: XCTestCase {
             guard let e = e as? AudioError else { return XCTFail("\(e) is not an AudioError") }
             print("FFmpegDemuxTests: damaged ASF header: \(e) code \(e.code)")
             XCTAssertNotNil(e.code.fourCC, "\(e)")
-            // The open failed with AVERROR_INVALIDDATA, which FFmpegDemuxer maps to 'typ?'
-            // (its fallback for avformat_open_input), also when the type was known.
-            XCTAssertEqual(e.code, .unsupportedFileType, "\(e)")
+            // The open failed with AVERROR_INVALIDDATA after the type was known: 'dta?'.
+            XCTAssertEqual(e.code, .invalidFile, "\(e)")
             XCTAssertTrue(e.message.contains("(FFmpeg)"), e.message)
         }
         // Pushed, the same bytes end in the same error, in time.
         if let run = FFmpegPushRun.pushWithDeadline(bytes, chunk: 4096, hint: nil, "the damaged ASF pushed") {
-            XCTAssertEqual(run.error?.code, .unsupportedFileType, "\(run)")
+            XCTAssertEqual(run.error?.code, .invalidFile, "\(run)")
             XCTAssertTrue(run.error?.message.contains("(FFmpeg)") ?? false, "\(run)")
             XCTAssertTrue(run.packets.isEmpty)
         }

@@ -47,8 +47,9 @@ extension FormatRegistry {
         }
     }
 
-    /// Bytes the FFmpeg probe looks at: libavformat's own first probe size.
-    static let ffmpegProbeSize = 2048
+    /// Bytes the FFmpeg probe looks at: enough for raw DTS, which libavformat recognises by
+    /// a run of its frames (8 KB at 768 kbit/s; 2 and 4 KB are not enough).
+    static let ffmpegProbeSize = 8192
 
     /// libavformat's probe, after Tonearm's own magic found nothing: a container only FFmpeg
     /// reads, or nil (MPEG audio and the types Tonearm reads are left to its own parsers).
