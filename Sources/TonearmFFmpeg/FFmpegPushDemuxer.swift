@@ -26,9 +26,8 @@ package final class FFmpegPushDemuxer: @unchecked Sendable {
 
     /// The bytes between the two threads, behind a mutex and a condition variable.
     final class Feed: FFmpegByteSource, @unchecked Sendable {
-        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-        // Guarded by `mutex`:
+        let condition = Condition()
+        // Guarded by `condition`:
         var bytes: [UInt8] = []
         var head = 0
         var ended = false
@@ -37,50 +36,30 @@ package final class FFmpegPushDemuxer: @unchecked Sendable {
         var finished = false
         var events: [Event] = []
 
-        init() {
-            mutex.initialize(to: pthread_mutex_t())
-            cond.initialize(to: pthread_cond_t())
-            pthread_mutex_init(mutex, nil)
-            pthread_cond_init(cond, nil)
-        }
-
-        deinit {
-            pthread_cond_destroy(cond)
-            pthread_mutex_destroy(mutex)
-            mutex.deallocate()
-            cond.deallocate()
-        }
-
-        func locked<R>(_ body: () -> R) -> R {
-            pthread_mutex_lock(mutex)
-            defer { pthread_mutex_unlock(mutex) }
-            return body()
-        }
-
         var size: Int64? { nil }
         var isSeekable: Bool { false }
-        var isAborted: Bool { locked { aborted } }
+        var isAborted: Bool { condition.withLock { aborted } }
 
         /// On the demuxer thread: waits for bytes, and says it waits.
         func read(at _: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(AudioError) -> Int {
-            pthread_mutex_lock(mutex)
-            defer { pthread_mutex_unlock(mutex) }
-            while head == bytes.count && !ended && !aborted {
-                starving = true
-                pthread_cond_broadcast(cond)
-                pthread_cond_wait(cond, mutex)
+            try condition.withLock { () throws(AudioError) -> Int in
+                while head == bytes.count && !ended && !aborted {
+                    starving = true
+                    condition.broadcast()
+                    condition.wait()
+                }
+                starving = false
+                if aborted { throw AudioError(.illegalOperation, "the stream was closed") }
+                let n = min(buffer.count, bytes.count - head)
+                if n > 0 {
+                    bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + head, byteCount: n) }
+                    head += n
+                }
+                return n
             }
-            starving = false
-            if aborted { throw AudioError(.illegalOperation, "the stream was closed") }
-            let n = min(buffer.count, bytes.count - head)
-            if n > 0 {
-                bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + head, byteCount: n) }
-                head += n
-            }
-            return n
         }
 
-        func post(_ e: Event) { locked { events.append(e) } }
+        func post(_ e: Event) { condition.withLock { events.append(e) } }
     }
 
     package init(formatName: String?) {
@@ -89,9 +68,10 @@ package final class FFmpegPushDemuxer: @unchecked Sendable {
     }
 
     deinit {
-        feedState.locked {
-            feedState.aborted = true
-            pthread_cond_broadcast(feedState.cond)
+        let f = feedState
+        f.condition.withLock {
+            f.aborted = true
+            f.condition.broadcast()
         }
         if let thread { pthread_join(thread, nil) }
     }
@@ -100,31 +80,35 @@ package final class FFmpegPushDemuxer: @unchecked Sendable {
     package func feed(_ input: UnsafeRawBufferPointer) {
         startIfNeeded()
         let f = feedState
-        pthread_mutex_lock(f.mutex)
-        if f.head == f.bytes.count { f.bytes.removeAll(keepingCapacity: true); f.head = 0 }
-        f.bytes.append(contentsOf: input)
-        pthread_cond_broadcast(f.cond)
-        while !f.finished && !(f.starving && f.head == f.bytes.count) { pthread_cond_wait(f.cond, f.mutex) }
-        pthread_mutex_unlock(f.mutex)
+        f.condition.withLock {
+            if f.head == f.bytes.count {
+                f.bytes.removeAll(keepingCapacity: true)
+                f.head = 0
+            }
+            f.bytes.append(contentsOf: input)
+            f.condition.broadcast()
+            while !f.finished && !(f.starving && f.head == f.bytes.count) { f.condition.wait() }
+        }
     }
 
     /// The end of the data: waits until the demuxer has read its last packet.
     package func finish() {
         startIfNeeded()
         let f = feedState
-        pthread_mutex_lock(f.mutex)
-        f.ended = true
-        pthread_cond_broadcast(f.cond)
-        while !f.finished { pthread_cond_wait(f.cond, f.mutex) }
-        pthread_mutex_unlock(f.mutex)
+        f.condition.withLock {
+            f.ended = true
+            f.condition.broadcast()
+            while !f.finished { f.condition.wait() }
+        }
     }
 
     /// What happened since the last call, in order; and whether the demuxer has stopped.
     package func takeEvents() -> (events: [Event], finished: Bool) {
-        feedState.locked {
-            let e = feedState.events
-            feedState.events.removeAll()
-            return (e, feedState.finished)
+        let f = feedState
+        return f.condition.withLock {
+            let e = f.events
+            f.events.removeAll()
+            return (e, f.finished)
         }
     }
 
@@ -138,9 +122,9 @@ package final class FFmpegPushDemuxer: @unchecked Sendable {
         let f = feedState, name = formatName
         let start = Start {
             FFmpegPushDemuxer.run(f, formatName: name)
-            f.locked {
+            f.condition.withLock {
                 f.finished = true
-                pthread_cond_broadcast(f.cond)
+                f.condition.broadcast()
             }
         }
         var t = pthread_t()
@@ -160,7 +144,7 @@ package final class FFmpegPushDemuxer: @unchecked Sendable {
             thread = t
         } else {
             Unmanaged<Start>.fromOpaque(box).release()
-            f.locked {
+            f.condition.withLock {
                 f.events.append(.failed(AudioError.limit("no thread for the FFmpeg demuxer (error \(r))")))
                 f.finished = true
             }

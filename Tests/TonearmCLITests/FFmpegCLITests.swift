@@ -136,4 +136,36 @@ final class FFmpegCLITests: XCTestCase {
         XCTAssertFalse(text.out.contains("FFmpeg"), text.out)
     }
     #endif
+
+    #if FFmpeg
+    /// Seed 002's player (Examples/QueuePlayer): a WMA decoded by FFmpeg, converted to
+    /// interleaved Int16 and played through an AudioQueue with three buffers, into a WAV
+    /// (the file backend): exactly the 16-bit samples the ffmpeg tool decodes.
+    func testSeed002QueuePlayerPlaysAWMA() throws {
+        var dirs: [URL] = []
+        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            dirs.append(URL(fileURLWithPath: exe).deletingLastPathComponent())
+        }
+        var bundle = Bundle(for: Self.self).bundleURL
+        for _ in 0..<4 {
+            dirs.append(bundle.deletingLastPathComponent())
+            bundle = bundle.deletingLastPathComponent()
+        }
+        guard let player = dirs.map({ $0.appendingPathComponent("queue-player").path })
+            .first(where: { FileManager.default.isExecutableFile(atPath: $0) })
+        else {
+            throw skipOrFail("no built queue-player beside the tests (swift build --traits FFmpeg builds it)")
+        }
+        let ffmpeg = try requireTool("ffmpeg")
+        let wma = fixturesDirectory + "/ffmpeg/wmav2_stereo_44k.wma"
+        let out = makeTemporaryDirectory() + "/played.wav"
+        let said = try runTool(player, [wma, "--output", out])
+        XCTAssertTrue(said.contains("('wma2', 44100 Hz, 2 ch) on file"), said)
+        XCTAssertTrue(said.contains("Played 43008 frames"), said)
+        let played = try runToolData(ffmpeg, ["-v", "error", "-i", out, "-f", "s16le", "-"])
+        let expected = try runToolData(ffmpeg, ["-v", "error", "-bitexact", "-i", wma, "-f", "s16le", "-"])
+        XCTAssertEqual(played.count, 43008 * 4)
+        XCTAssertTrue(played == expected, "the played samples differ from ffmpeg's")
+    }
+    #endif
 }

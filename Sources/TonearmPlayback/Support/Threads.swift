@@ -9,6 +9,7 @@ import Musl
 import Darwin
 #endif
 import Synchronization
+import TonearmCore
 
 /// A joinable POSIX thread running one closure.
 ///
@@ -83,59 +84,28 @@ final class PlaybackThread: @unchecked Sendable {
     }
 }
 
-/// A mutex and condition variable: a thread waits (with a timeout) until another signals.
-/// Never used on a real-time render thread (an offline one, with no deadline, may wait).
-///
-/// The pthread objects live in memory of their own, allocated once: a `pthread_mutex_t`
-/// stored in a Swift class field and passed with `&` may be copied to a temporary for the
-/// call (inout semantics), and a mutex or condition must never move while in use.
-/// (Synchronization's `Mutex` has no condition variable to pair with, so both are pthread's.)
+/// A wake-up: a thread waits (with a timeout) until another signals, or returns at once when
+/// a signal came since its last wait. Never used on a real-time render thread (an offline
+/// one, with no deadline, may wait).
 final class WakeSignal: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let cond: UnsafeMutablePointer<pthread_cond_t>
-    /// Guarded by `mutex`.
+    private let condition = Condition()
+    /// Guarded by `condition`.
     private var pending = false
-
-    init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        cond = .allocate(capacity: 1)
-        cond.initialize(to: pthread_cond_t())
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(cond, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(cond)
-        pthread_mutex_destroy(mutex)
-        cond.deinitialize(count: 1)
-        cond.deallocate()
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
-    }
 
     /// Wakes one waiter, or the next thread to wait.
     func signal() {
-        pthread_mutex_lock(mutex)
-        pending = true
-        pthread_cond_signal(cond)
-        pthread_mutex_unlock(mutex)
+        condition.withLock {
+            pending = true
+            condition.signal()
+        }
     }
 
     /// Waits until signalled or until `seconds` pass.
     func wait(seconds: Double) {
-        pthread_mutex_lock(mutex)
-        if !pending {
-            var now = timespec()
-            clock_gettime(CLOCK_REALTIME, &now)
-            let total = Int(now.tv_nsec) + Int(seconds * 1e9)
-            var deadline = timespec()
-            deadline.tv_sec = now.tv_sec + total / 1_000_000_000
-            deadline.tv_nsec = total % 1_000_000_000
-            _ = pthread_cond_timedwait(cond, mutex, &deadline)
+        condition.withLock {
+            if !pending { condition.wait(seconds: seconds) }
+            pending = false
         }
-        pending = false
-        pthread_mutex_unlock(mutex)
     }
 }
 
