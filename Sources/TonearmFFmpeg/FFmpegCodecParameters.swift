@@ -100,10 +100,12 @@ package struct FFmpegCodecParameters {
     package var formatID: AudioFormatID { FFmpegCodecs.formatID(for: codecID, pcmAsPackets: true) }
 
     /// The stream description of a demuxed stream: packets of any size, with the frames per
-    /// packet of the codecs whose packets are one fixed-length frame.
+    /// packet of the codecs whose packets are one fixed-length frame. AAC's is its
+    /// AudioSpecificConfig's, as for every AAC cookie ('aach' or 'aacp' where it says so).
     package func streamDescription(frameSize: Int) -> StreamDescription {
         let fixed: Set<AudioFormatID> = [.mpegLayer1, .mpegLayer2, .mpegLayer3, .mpeg4AAC, .ac3, .enhancedAC3, .amr, .amrWB]
         let id = formatID
+        if id == .mpeg4AAC, let cookie, let asc = try? AudioSpecificConfig.parse(cookie) { return asc.streamDescription }
         return StreamDescription(sampleRate: Double(sampleRate), formatID: id, bytesPerPacket: 0,
                                  framesPerPacket: fixed.contains(id) && frameSize > 0 ? UInt32(frameSize) : 0,
                                  bytesPerFrame: 0, channelsPerFrame: UInt32(max(0, channels)), bitsPerChannel: 0)

@@ -43,6 +43,25 @@ public struct InfoDictionary: Hashable, Sendable, Sequence {
     public static let composer = "composer"
     public static let approximateDurationInSeconds = "approximate duration in seconds"
     public static let sourceBitDepth = "source bit depth"
+
+    /// Apple's key for a container's own tag name ("ARTIST" in Matroska, "author" in ASF,
+    /// "encoded_by"…), as FFmpeg's demuxers name them; the tag's name, lowercased, when
+    /// Apple has no key for it.
+    package static func key(forContainerTag tag: String) -> String {
+        switch tag.lowercased() {
+        case "title": title
+        case "artist", "author": artist
+        case "album": album
+        case "genre": genre
+        case "date", "year": year
+        case "comment", "description": comments
+        case "copyright": copyright
+        case "track": trackNumber
+        case "encoder", "encoded_by", "encoding_tool": encodingApplication
+        case "composer": composer
+        default: tag.lowercased()
+        }
+    }
 }
 
 /// A marker in the audio, as Apple's `AudioFileMarker`.

@@ -15,8 +15,11 @@ import TonearmFFmpeg
 ///   pushed bytes (``FFmpegPushDemuxer``); each push returns once they are used up, with the
 ///   packets they completed.
 ///
-/// Packet offsets are positions in the source where the container gives them (the packet
-/// that holds the audio packet), relative to the first audio packet's.
+/// libavformat's packets need not lie whole in the file (ASF and MPEG-TS cut them into the
+/// container's own packets), so the packet table counts their bytes back to back, from a data
+/// offset at the first one's position: AudioFile reads them through ``readPackets(startingAt:count:fetch:)``,
+/// never by offset. A pushed stream cannot seek: libavformat cannot pick up a container in
+/// the middle without its header (``resume(at:)`` answers 'dsc!').
 final class FFmpegFormatParser: PropertyStoringParser {
     var properties: FileProperties
     var isReady = false
@@ -36,11 +39,13 @@ final class FFmpegFormatParser: PropertyStoringParser {
     /// The frames per packet the codec declares, 0 when they vary.
     private var frameSize = 0
 
+    /// Where the first packet lies, for the data offset.
+    private var firstPosition: Int64?
+
     // Push.
     private var push: FFmpegPushDemuxer?
-    private var pushedPackets = 0
+    /// The frames of the packet before, for a packet that does not say.
     private var lastFrames = 0
-    private var firstPosition: Int64?
 
     init(fileType: AudioFileTypeID, demuxer: String?) {
         properties = FileProperties(fileType: fileType)
@@ -251,12 +256,10 @@ final class FFmpegFormatParser: PropertyStoringParser {
                 throw error
             case .packet(let packet):
                 guard isReady, input.wantsPackets else { continue }
-                if firstPosition == nil { firstPosition = packet.position }
                 let frames = frames(of: packet)
                 descriptions.append(PacketDescription(startOffset: Int64(data.count), variableFramesInPacket: UInt32(clamping: frames),
                                                       dataByteSize: UInt32(clamping: packet.data.count)))
                 data += packet.data
-                pushedPackets += 1
             }
         }
         if !descriptions.isEmpty { return .ownedPackets(data: data, descriptions: descriptions) }
@@ -275,11 +278,8 @@ final class FFmpegFormatParser: PropertyStoringParser {
     /// Fills the properties from the container's facts.
     private func describe(_ d: FFmpegDemuxer) {
         let parameters = d.parameters
-        var format = parameters.streamDescription(frameSize: d.frameSize)
+        let format = parameters.streamDescription(frameSize: d.frameSize)
         let cookie = parameters.cookie
-        if format.formatID == .mpeg4AAC, let cookie, let asc = try? AudioSpecificConfig.parse(cookie) {
-            format = asc.streamDescription
-        }
         timeBase = d.timeBase
         frameSize = d.frameSize
         sampleRate = format.sampleRate
@@ -294,7 +294,7 @@ final class FFmpegFormatParser: PropertyStoringParser {
         if let name = FFmpegCodecs.codecLongName(for: format) { properties.dataFormatName = name }
         var info = InfoDictionary()
         for (key, value) in d.metadata {
-            info[FFmpegFormatParser.appleKey(key)] = value
+            info[InfoDictionary.key(forContainerTag: key)] = value
         }
         if let seconds = d.duration { info[InfoDictionary.approximateDurationInSeconds] = String(seconds) }
         properties.info = info
@@ -305,24 +305,6 @@ final class FFmpegFormatParser: PropertyStoringParser {
                          format: $0.isSelected ? format : nil, isSelected: $0.isSelected)
         }
         properties.trackCount = d.streams.filter { $0.kind == "audio" }.count
-    }
-
-    /// Apple's info dictionary key for a container's tag (the tag's own name, lowercased,
-    /// when Apple has none).
-    static func appleKey(_ tag: String) -> String {
-        switch tag.lowercased() {
-        case "title": InfoDictionary.title
-        case "artist", "author": InfoDictionary.artist
-        case "album": InfoDictionary.album
-        case "genre": InfoDictionary.genre
-        case "date", "year": InfoDictionary.year
-        case "comment", "description": InfoDictionary.comments
-        case "copyright": InfoDictionary.copyright
-        case "track": InfoDictionary.trackNumber
-        case "encoder", "encoded_by", "encoding_tool": InfoDictionary.encodingApplication
-        case "composer": InfoDictionary.composer
-        default: tag.lowercased()
-        }
     }
 
     /// A packet's frames: its duration at the sample rate, else the codec's frame size, else

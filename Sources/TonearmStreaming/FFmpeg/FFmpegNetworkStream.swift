@@ -63,11 +63,8 @@ public final class FFmpegNetworkStream: StreamingFrameSource, @unchecked Sendabl
     public func open(timeout: Double = 15) throws(AudioError) {
         let d = try FFmpegDemuxer(url: url, timeout: timeout) { [weak self] in self?.isClosed ?? true }
         let parameters = d.parameters
-        var format = parameters.streamDescription(frameSize: d.frameSize)
+        let format = parameters.streamDescription(frameSize: d.frameSize)
         let cookie = parameters.cookie
-        if format.formatID == .mpeg4AAC, let cookie, let asc = try? AudioSpecificConfig.parse(cookie) {
-            format = asc.streamDescription
-        }
         guard CodecRegistry.canDecode(format.formatID) else {
             throw AudioError(.unsupportedDataFormat, "no decoder for the stream's \(format.formatID) data")
         }
@@ -75,7 +72,7 @@ public final class FFmpegNetworkStream: StreamingFrameSource, @unchecked Sendabl
         p.dataFormat = format
         p.magicCookie = cookie
         if d.bitRate > 0 { p.bitRate = UInt32(clamping: d.bitRate) }
-        for (k, v) in d.metadata where !v.isEmpty { p.info[k.lowercased()] = v }
+        for (k, v) in d.metadata where !v.isEmpty { p.info[InfoDictionary.key(forContainerTag: k)] = v }
         condition.withLock {
             demuxer = d
             self.cookie = cookie
