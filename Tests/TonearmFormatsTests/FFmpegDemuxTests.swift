@@ -445,5 +445,54 @@ final class FFmpegDemuxTests: XCTestCase {
             XCTAssertTrue(run.packets.isEmpty)
         }
     }
+
+    /// A pushed stream seeks (seed 000's AudioFileStreamSeek, then `.discontinuity`): the
+    /// parser answers the position libavformat reported for the packet, a new demuxer reads
+    /// the kept header and then the bytes from there, and the packets that come out are the
+    /// file's from that packet on, or from the one whose container packet holds it (ASF puts
+    /// several audio packets in one), to the end.
+    func testPushedStreamSeeksToAPacket() throws {
+        for name in ["wmav2_stereo_44k.wma", "ac3_in_mkv.mka", "mp2_in_ts.ts", "aac_in_asf.asf"] {
+            let c = FFmpegDemuxKit.cases.first { $0.file == name }!
+            let bytes = try readWholeFile(c.path)
+            let file = try AudioFile(path: c.path)
+            let all = try FFmpegDemuxKit.readAllPackets(file, chunk: 1000)
+            let target = Int64(all.count / 2)
+            let result = runWithDeadline(seconds: 60) { () -> (Int64, [[UInt8]], AudioError?) in
+                var packets: [[UInt8]] = []
+                let stream = AudioFileStream(fileTypeHint: nil, propertyListener: { _, _, _ in }, packets: { _, _, data, d in
+                    for d in d ?? [] {
+                        packets.append(Array(UnsafeRawBufferPointer(rebasing: data[Int(d.startOffset)..<Int(d.startOffset) + Int(d.dataByteSize)])))
+                    }
+                })
+                do {
+                    // Up to the packet after the target, then the seek back to it.
+                    var i = 0
+                    while i < bytes.count && packets.count <= Int(target) + 1 {
+                        let n = min(4096, bytes.count - i)
+                        try stream.parse(bytes[i..<i + n])
+                        i += n
+                    }
+                    let (offset, _) = try stream.seek(toPacket: target)
+                    packets.removeAll()
+                    let at = Int(offset + (try stream.dataOffset))
+                    try stream.parse(bytes[at...], flags: .discontinuity)
+                    try stream.parse(nil)
+                    return (offset, packets, nil)
+                } catch {
+                    return (-1, packets, error as? AudioError)
+                }
+            }
+            guard let (offset, after, error) = result else { XCTFail("\(name): the seek did not end in time"); continue }
+            XCTAssertNil(error, name)
+            guard let first = after.first, let k = all.firstIndex(of: first) else {
+                XCTFail("\(name): after the seek to \(offset), \(after.count) packets, the first not one of the file's")
+                continue
+            }
+            XCTAssertLessThanOrEqual(k, Int(target), name)
+            XCTAssertGreaterThanOrEqual(k, Int(target) - 8, name)
+            XCTAssertTrue(Array(all[k...]) == after, "\(name): the packets from \(k) on differ (\(after.count) after the seek)")
+        }
+    }
 }
 #endif

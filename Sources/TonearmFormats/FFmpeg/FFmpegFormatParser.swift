@@ -18,8 +18,10 @@ import TonearmFFmpeg
 /// libavformat's packets need not lie whole in the file (ASF and MPEG-TS cut them into the
 /// container's own packets), so the packet table counts their bytes back to back, from a data
 /// offset at the first one's position: AudioFile reads them through ``readPackets(startingAt:count:fetch:)``,
-/// never by offset. A pushed stream cannot seek: libavformat cannot pick up a container in
-/// the middle without its header (``resume(at:)`` answers 'dsc!').
+/// never by offset. A pushed stream seeks by the packets' positions in the source, which
+/// libavformat reports as they pass (estimated further on): on ``resume(at:)`` a new demuxer
+/// is fed the container's header, kept from the start of the stream, then the bytes from the
+/// new offset (ASF and MPEG-TS resume at a packet there, Matroska at the next cluster).
 final class FFmpegFormatParser: PropertyStoringParser {
     var properties: FileProperties
     var isReady = false
@@ -46,6 +48,17 @@ final class FFmpegFormatParser: PropertyStoringParser {
     private var push: FFmpegPushDemuxer?
     /// The frames of the packet before, for a packet that does not say.
     private var lastFrames = 0
+    /// The first bytes of a pushed stream, kept until the first packet's position says where
+    /// the container's header ends (at most ``maximumHeaderBytes``): what a seek feeds again.
+    private var header: [UInt8] = []
+    private var headerIsComplete = false
+    /// Each packet passed before the first seek: its position in the source and its frames.
+    private var passed: [(position: Int64?, frames: Int)] = []
+    private var hasSeeked = false
+    /// The demuxer libavformat chose, for the demuxer a seek starts.
+    private var openedFormat: String?
+    /// The most header bytes kept for seeking; a stream with more cannot seek.
+    static let maximumHeaderBytes = 8 << 20
 
     init(fileType: AudioFileTypeID, demuxer: String?) {
         properties = FileProperties(fileType: fileType)
@@ -238,6 +251,11 @@ final class FFmpegFormatParser: PropertyStoringParser {
         var (events, finished) = p.takeEvents()
         if events.isEmpty && !finished {
             if input.count > 0 {
+                if !headerIsComplete && !hasSeeked && header.count + input.count <= FFmpegFormatParser.maximumHeaderBytes
+                    && input.offset == Int64(header.count)
+                {
+                    header.append(contentsOf: input.bytes)
+                }
                 p.feed(input.bytes)
                 return .consume(input.count)
             }
@@ -251,12 +269,20 @@ final class FFmpegFormatParser: PropertyStoringParser {
             case .opened(let d):
                 describe(d)
                 properties.dataOffset = 0
+                openedFormat = d.formatName.split(separator: ",").first.map(String.init)
                 becomeReady(announcing: FileProperties.pcmAnnouncementOrder)
             case .failed(let error):
                 throw error
             case .packet(let packet):
                 guard isReady, input.wantsPackets else { continue }
                 let frames = frames(of: packet)
+                if !hasSeeked {
+                    passed.append((packet.position, frames))
+                    if !headerIsComplete, let at = packet.position, at <= Int64(header.count) {
+                        header.removeSubrange(Int(at)...)
+                        headerIsComplete = true
+                    }
+                }
                 descriptions.append(PacketDescription(startOffset: Int64(data.count), variableFramesInPacket: UInt32(clamping: frames),
                                                       dataByteSize: UInt32(clamping: packet.data.count)))
                 data += packet.data
@@ -267,10 +293,60 @@ final class FFmpegFormatParser: PropertyStoringParser {
         return .consume(0)
     }
 
+    /// After a seek in a pushed stream: a new demuxer reads the container's header again,
+    /// then the bytes from `offset`. 'dsc!' when the header was not kept (longer than
+    /// ``maximumHeaderBytes``, or no packet said where it ends).
     func resume(at offset: Int64) throws(AudioError) {
-        // libavformat cannot pick up a container in the middle without its header; a seek in
-        // a pushed stream is refused rather than answered with wrong packets.
-        throw AudioError(.discontinuityCantRecover, "a stream that FFmpeg demuxes cannot seek (yet): read it with AudioFile")
+        guard demuxer == nil else { return }
+        guard headerIsComplete else {
+            throw AudioError(.discontinuityCantRecover, "the stream's header was not kept, so libavformat cannot start again in the middle")
+        }
+        hasSeeked = true
+        let p = FFmpegPushDemuxer(formatName: demuxerName ?? openedFormat)
+        header.withUnsafeBytes { p.feed($0) }
+        push = p
+    }
+
+    /// A pushed stream's packet offset (absolute, the data offset being 0): its position
+    /// as libavformat reported it, else a step on from the last known one at the average
+    /// packet size (estimated).
+    func byteOffset(ofPacket packet: Int64) throws(AudioError) -> (offset: Int64, isEstimated: Bool) {
+        guard demuxer == nil else { return try properties.byteOffset(ofPacket: packet) }
+        guard packet >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(packet) is negative") }
+        let known = passed.indices.filter { passed[$0].position != nil }
+        guard let last = known.last, let lastAt = passed[last].position, let first = known.first,
+              let firstAt = passed[first].position
+        else {
+            throw AudioError(.valueUnknown, "no packet position is known yet")
+        }
+        if packet < Int64(passed.count), let at = passed[Int(packet)].position { return (at, false) }
+        if packet < Int64(passed.count), let before = known.last(where: { $0 <= Int(packet) }) {
+            return (passed[before].position!, true)
+        }
+        let average = last > first ? Double(lastAt - firstAt) / Double(last - first) : 0
+        return (lastAt + Int64((Double(packet - Int64(last)) * average).rounded()), true)
+    }
+
+    /// A pushed stream's offset for a frame: the packet that holds it among those passed, or
+    /// one estimated at the average frames per packet.
+    func byteOffset(ofFrame frame: Int64, fetch: ByteRangeFetcher?, sourceSize: Int64?) throws(AudioError)
+        -> (offset: Int64, isEstimated: Bool)
+    {
+        guard demuxer == nil else {
+            let (packet, _) = try PropertyValue.frameToPacket(frame + Int64(properties.packetTableInfo?.primingFrames ?? 0),
+                                                              properties: properties)
+            return try byteOffset(ofPacket: packet)
+        }
+        guard frame >= 0 else { throw AudioError(.invalidPacketOffset, "frame \(frame) is negative") }
+        var start: Int64 = 0
+        for (k, e) in passed.enumerated() {
+            if frame < start + Int64(e.frames) { return try byteOffset(ofPacket: Int64(k)) }
+            start += Int64(e.frames)
+        }
+        guard !passed.isEmpty, start > 0 else { throw AudioError(.valueUnknown, "no packet has passed yet") }
+        let packet = Int64(passed.count) + Int64((Double(frame - start) * Double(passed.count) / Double(start)).rounded(.down))
+        let (offset, _) = try byteOffset(ofPacket: packet)
+        return (offset, true)
     }
 
     // MARK: Properties
