@@ -494,5 +494,22 @@ final class FFmpegDemuxTests: XCTestCase {
             XCTAssertTrue(Array(all[k...]) == after, "\(name): the packets from \(k) on differ (\(after.count) after the seek)")
         }
     }
+
+    /// Cover art that libavformat shows as an attached picture (a Matroska attachment with an
+    /// image type): AudioFile's album artwork is the image's bytes, and the audio is unchanged.
+    func testAttachedPictureIsTheArtwork() throws {
+        let ffmpeg = try requireTool("ffmpeg")
+        let dir = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let png = dir + "/cover.png", mka = dir + "/with_cover.mka"
+        _ = try runTool(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=red:s=16x16:d=1", "-frames:v", "1", png])
+        let source = fixturesDirectory + "/ffmpeg/ac3_in_mkv.mka"
+        _ = try runTool(ffmpeg, ["-v", "error", "-y", "-i", source, "-map", "0:a", "-c", "copy", "-attach", png,
+                                 "-metadata:s:t", "mimetype=image/png", mka])
+        let file = try AudioFile(path: mka)
+        let art = try XCTUnwrap(try file.properties.albumArtwork, "no artwork")
+        XCTAssertEqual(art, try readWholeFile(png))
+        XCTAssertEqual(try file.properties.audioDataPacketCount, try AudioFile(path: source).properties.audioDataPacketCount)
+    }
 }
 #endif
