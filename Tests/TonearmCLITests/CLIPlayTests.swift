@@ -352,24 +352,13 @@ final class CLIPlayTests: XCTestCase {
 
     /// The built `tonearm` beside the test runner, when it is there and knows `play`.
     func builtTonearm() throws -> String {
-        var dirs: [URL] = []
-        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            dirs.append(URL(fileURLWithPath: exe).deletingLastPathComponent())
+        guard let tool = builtExecutable("tonearm", besideTestsOf: Self.self) else {
+            throw skipOrFail("no built tonearm beside the tests (swift build builds it)")
         }
-        var bundle = Bundle(for: Self.self).bundleURL
-        for _ in 0..<4 {
-            dirs.append(bundle.deletingLastPathComponent())
-            bundle = bundle.deletingLastPathComponent()
+        guard let help = try? runTool(tool, ["play", "--help"]), help.hasPrefix("usage: tonearm play") else {
+            throw skipOrFail("the tonearm beside the tests is older than play")
         }
-        for dir in dirs {
-            let tool = dir.appendingPathComponent("tonearm").path
-            guard FileManager.default.isExecutableFile(atPath: tool) else { continue }
-            guard let help = try? runTool(tool, ["play", "--help"]), help.hasPrefix("usage: tonearm play") else {
-                throw skipOrFail("the tonearm beside the tests is older than play")
-            }
-            return tool
-        }
-        throw skipOrFail("no built tonearm beside the tests (swift build builds it)")
+        return tool
     }
 
     /// Ends `process` if it is still running after `seconds`: a hang fails the test

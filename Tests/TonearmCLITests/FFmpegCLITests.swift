@@ -142,18 +142,7 @@ final class FFmpegCLITests: XCTestCase {
     /// interleaved Int16 and played through an AudioQueue with three buffers, into a WAV
     /// (the file backend): exactly the 16-bit samples the ffmpeg tool decodes.
     func testSeed002QueuePlayerPlaysAWMA() throws {
-        var dirs: [URL] = []
-        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            dirs.append(URL(fileURLWithPath: exe).deletingLastPathComponent())
-        }
-        var bundle = Bundle(for: Self.self).bundleURL
-        for _ in 0..<4 {
-            dirs.append(bundle.deletingLastPathComponent())
-            bundle = bundle.deletingLastPathComponent()
-        }
-        guard let player = dirs.map({ $0.appendingPathComponent("queue-player").path })
-            .first(where: { FileManager.default.isExecutableFile(atPath: $0) })
-        else {
+        guard let player = builtExecutable("queue-player", besideTestsOf: Self.self) else {
             throw skipOrFail("no built queue-player beside the tests (swift build --traits FFmpeg builds it)")
         }
         let ffmpeg = try requireTool("ffmpeg")
