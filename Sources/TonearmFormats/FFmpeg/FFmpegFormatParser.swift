@@ -52,9 +52,22 @@ final class FFmpegFormatParser: PropertyStoringParser {
     /// the container's header ends (at most ``maximumHeaderBytes``): what a seek feeds again.
     private var header: [UInt8] = []
     private var headerIsComplete = false
-    /// Each packet passed before the first seek: its position in the source and its frames.
+    /// Each packet passed, in order from the first: its position in the source and its frames.
     private var passed: [(position: Int64?, frames: Int)] = []
+    /// The number of the next packet to come out, while it is known: after a seek, the first
+    /// packet's position names it among those passed, and where none does it stays unknown.
+    private var nextPacket: Int? = 0
     private var hasSeeked = false
+    private var isFirstAfterSeek = false
+    /// After a seek: what to add to libavformat's positions for the source's (the new
+    /// demuxer reads the kept header, then the bytes from the seek's offset).
+    private var positionShift: Int64 = 0
+    /// A packet with no duration, when the codec has no frame size either (APE's), held back
+    /// until the next one, or the end, says whether it is the last: the last one's frames are
+    /// what is left of the stream's duration.
+    private var heldBack: FFmpegPacket?
+    /// The stream's start time and duration in its time base, as the container states them.
+    private var streamSpan: (start: Int64?, duration: Int64?) = (nil, nil)
     /// The demuxer libavformat chose, for the demuxer a seek starts.
     private var openedFormat: String?
     /// The most header bytes kept for seeking; a stream with more cannot seek.
@@ -264,33 +277,72 @@ final class FFmpegFormatParser: PropertyStoringParser {
             (events, finished) = p.takeEvents()
         }
         var data: [UInt8] = [], descriptions: [PacketDescription] = []
+        func add(_ packet: FFmpegPacket, frames: Int) {
+            record(packet, frames: frames)
+            descriptions.append(PacketDescription(startOffset: Int64(data.count), variableFramesInPacket: UInt32(clamping: frames),
+                                                  dataByteSize: UInt32(clamping: packet.data.count)))
+            data += packet.data
+        }
         for e in events {
             switch e {
             case .opened(let d):
                 describe(d)
                 properties.dataOffset = 0
                 openedFormat = d.formatName.split(separator: ",").first.map(String.init)
+                streamSpan = (d.startTime, d.streamDuration)
                 becomeReady(announcing: FileProperties.pcmAnnouncementOrder)
             case .failed(let error):
                 throw error
             case .packet(let packet):
                 guard isReady, input.wantsPackets else { continue }
-                let frames = frames(of: packet)
-                if !hasSeeked {
-                    passed.append((packet.position, frames))
-                    if !headerIsComplete, let at = packet.position, at <= Int64(header.count) {
-                        header.removeSubrange(Int(at)...)
-                        headerIsComplete = true
-                    }
+                if let held = heldBack {
+                    heldBack = nil
+                    add(held, frames: frames(of: held))
                 }
-                descriptions.append(PacketDescription(startOffset: Int64(data.count), variableFramesInPacket: UInt32(clamping: frames),
-                                                      dataByteSize: UInt32(clamping: packet.data.count)))
-                data += packet.data
+                if packet.duration <= 0 && frameSize == 0 {
+                    heldBack = packet
+                } else {
+                    add(packet, frames: frames(of: packet))
+                }
             }
+        }
+        if finished, let held = heldBack {
+            heldBack = nil
+            add(held, frames: lastFrames(of: held))
         }
         if !descriptions.isEmpty { return .ownedPackets(data: data, descriptions: descriptions) }
         if finished { return .finished }
         return .consume(0)
+    }
+
+    /// The last packet's frames, when it has no duration: to the end of the stream, as the
+    /// container states it, else as any packet's.
+    private func lastFrames(of p: FFmpegPacket) -> Int {
+        if let end = streamSpan.duration, let at = p.pts {
+            let n = frames(ofTicks: (streamSpan.start ?? 0) + end - at)
+            if n > 0 { return Int(clamping: n) }
+        }
+        return frames(of: p)
+    }
+
+    /// Notes a pushed packet's position and frames, for seeking, while its number is known;
+    /// before the first seek, its position also says where the container's header ends.
+    private func record(_ packet: FFmpegPacket, frames: Int) {
+        var position = packet.position
+        if hasSeeked {
+            position = position.flatMap { $0 >= Int64(header.count) ? $0 + positionShift : nil }
+            if isFirstAfterSeek {
+                // A container packet may hold several; the new demuxer starts with the first.
+                isFirstAfterSeek = false
+                nextPacket = position.flatMap { at in passed.firstIndex { $0.position == at } }
+            }
+        } else if !headerIsComplete, let at = position, at <= Int64(header.count) {
+            header.removeSubrange(Int(at)...)
+            headerIsComplete = true
+        }
+        guard let k = nextPacket else { return }
+        if k == passed.count { passed.append((position, frames)) }
+        nextPacket = k + 1
     }
 
     /// After a seek in a pushed stream: a new demuxer reads the container's header again,
@@ -302,6 +354,9 @@ final class FFmpegFormatParser: PropertyStoringParser {
             throw AudioError(.discontinuityCantRecover, "the stream's header was not kept, so libavformat cannot start again in the middle")
         }
         hasSeeked = true
+        positionShift = offset - Int64(header.count)
+        isFirstAfterSeek = true
+        heldBack = nil
         let p = FFmpegPushDemuxer(formatName: demuxerName ?? openedFormat)
         header.withUnsafeBytes { p.feed($0) }
         push = p
