@@ -191,6 +191,37 @@ final class FFmpegDecoderTests: XCTestCase {
         XCTAssertEqual(decoder.outputFormat.channelsPerFrame, 1)
     }
 
+    /// A call whose last packet FFmpeg refuses throws with a four-char code and writes
+    /// nothing (the good packets' frames are dropped with it, as with every decoder), and
+    /// after a reset the decoder decodes the good packets as before.
+    func testAFailedCallWritesNothing() throws {
+        CodecRegistry.preference = .ffmpeg
+        let file = try AudioFile(path: fixture("ac3/ac3_stereo_48k.ac3"))
+        let p = try file.properties
+        let decoder = try CodecRegistry.makeDecoder(for: p.dataFormat!, magicCookie: p.magicCookie, output: .float32)
+        let (data, d) = try file.readPacketData(startingAt: 0, count: 3)
+        let good = try XCTUnwrap(d)
+        XCTAssertEqual(good.count, 3)
+        // A fourth packet: an AC-3 sync word and then bytes no frame has (FFmpeg: invalid data).
+        let garbage = [0x0B, 0x77] + [UInt8](repeating: 0xFF, count: 1534)
+        let bad = good + [PacketDescription(startOffset: Int64(data.count), dataByteSize: UInt32(garbage.count))]
+        let buffer = PCMBuffer(commonFormat: .float32, sampleRate: 48000, channels: 2, interleaved: true,
+                               frameCapacity: 4 * decoder.maximumFramesPerPacket)
+        buffer.frameLength = 7
+        XCTAssertThrowsError(try (data + garbage).withBytes { (raw) throws(AudioError) in
+            try decoder.decode(raw, packetCount: 4, descriptions: bad, into: buffer)
+        }) { e in
+            let e = e as? AudioError
+            XCTAssertNotNil(e?.code.fourCC, "\(String(describing: e))")
+            XCTAssertTrue(e?.message.contains("ac3") ?? false, "\(String(describing: e))")
+        }
+        XCTAssertEqual(buffer.frameLength, 7, "the failed call wrote frames")
+        decoder.reset()
+        buffer.frameLength = 0
+        try data.withBytes { (raw) throws(AudioError) in try decoder.decode(raw, packetCount: 3, descriptions: good, into: buffer) }
+        XCTAssertEqual(buffer.frameLength, 3 * 1536)
+    }
+
     func testPreferenceIsRestoredBetweenTests() {
         // setUp saw what the previous test left, after its tearDown.
         XCTAssertEqual(savedPreference, .automatic)

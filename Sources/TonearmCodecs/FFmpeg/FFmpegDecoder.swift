@@ -85,6 +85,19 @@ final class FFmpegDecoder: AudioDecoder {
                                       codec: context.decoderName)
         }
         try output.checkRoom(for: 0, channels: channels, sampleFormat: sampleFormat)
+        // A call that throws writes nothing, as with every decoder: the frames of the packets
+        // before the bad one are dropped with it.
+        let start = output.frameLength
+        do throws(AudioError) {
+            try decodePackets(layout, into: output)
+        } catch {
+            output.frameLength = start
+            overflow.removeAll()
+            throw error
+        }
+    }
+
+    private func decodePackets(_ layout: PacketLayout, into output: PCMBuffer) throws(AudioError) {
         flushOverflow(into: output)
         for k in 0..<layout.count {
             let packet = layout.packet(k)
