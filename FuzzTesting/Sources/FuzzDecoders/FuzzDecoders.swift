@@ -133,6 +133,11 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     if codec % 7 == 5 && codec & 0xC0 == 0xC0 {
         return fuzzAAC(input.rest, mode: mode, perCall: perCall, output: output)
     }
+    #if FFmpeg
+    if codec % 7 == 5 && codec & 0xC0 == 0x40 {
+        return fuzzFFmpeg(input.rest, channels: channels, perCall: perCall, output: output)
+    }
+    #endif
     let format = description(&input, codec: codec, channels: channels)
     let cookieLength = Int(input.byte())
     var cookie: [UInt8]? = cookieLength < 200 ? nil : input.take(cookieLength - 200)
@@ -302,7 +307,122 @@ private func fuzzAAC(_ payload: [UInt8], mode: UInt8, perCall: Int, output: PCMB
                           descriptions: d, output: output)
 }
 
+#if FFmpeg
+/// FFmpeg's decoders, with the FFmpeg trait (codec byte 0x44: `codec % 7 == 5`, bit 6 set,
+/// bit 7 clear; run as FuzzDecoders-FFmpeg): the stream description as a container gives it
+/// (a format ID, any of FFmpeg's under Tonearm's names or 'FF' and its number; the sample
+/// rate; bytes and frames per packet; channels from the mode), Tonearm's magic cookie (a
+/// 16-bit length, at most 4 KB), then the packets in ALAC's form (a count of at most 16,
+/// that many 16-bit sizes, the packets). The decoders come from the registry with the
+/// `.ffmpeg` preference, so the cookie goes through the same mapping to FFmpeg's extradata
+/// as a file's; each is drained at the end. `--write-ffmpeg-seeds` writes inputs in this form
+/// from real files (see ``writeFFmpegSeeds(_:)``).
+private func fuzzFFmpeg(_ payload: [UInt8], channels: UInt32, perCall: Int, output: PCMBuffer.CommonFormat) -> Int32 {
+    var input = Input(bytes: payload)
+    let id = input.take(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+    let rate = Double(input.u16() | Int(input.byte()) << 16).clamped(1000, 384_000)
+    let bytesPerPacket = UInt32(input.u16()), framesPerPacket = UInt32(input.u16())
+    let cookieLength = input.u16()
+    let cookie = cookieLength == 0 ? nil : input.take(min(cookieLength, 4096))
+    let data = input.rest
+    let format = StreamDescription(sampleRate: rate, formatID: AudioFormatID(rawValue: id), bytesPerPacket: bytesPerPacket,
+                                   framesPerPacket: framesPerPacket, bytesPerFrame: 0, channelsPerFrame: channels,
+                                   bitsPerChannel: 0)
+    CodecRegistry.preference = .ffmpeg
+    defer { CodecRegistry.preference = .automatic }
+    guard let decoder = try? CodecRegistry.makeDecoder(for: format, magicCookie: cookie, output: output),
+          let twin = try? CodecRegistry.makeDecoder(for: format, magicCookie: cookie, output: output)
+    else { return 0 }
+    let perPacket = decoder.maximumFramesPerPacket * Int(channels)
+    precondition(decoder.maximumFramesPerPacket > 0 && perPacket <= 1 << 24)
+    var sizes = data.makeIterator()
+    let count = Int(sizes.next() ?? 0) % 16 + 1
+    var offset = 1 + 2 * count
+    var d: [PacketDescription] = []
+    for _ in 0..<count {
+        let n = Int(sizes.next() ?? 0) | Int(sizes.next() ?? 0) << 8
+        guard offset <= data.count else { break }
+        let size = min(n, data.count - offset)
+        d.append(PacketDescription(startOffset: Int64(offset), dataByteSize: UInt32(size)))
+        offset += size
+    }
+    // Keep the buffers under 4 M samples: fewer packets a call for the codecs with long ones.
+    let calls = min(d.count, perCall, (1 << 22) / perPacket)
+    guard !d.isEmpty, calls > 0 else { return 0 }
+    let a = decodeAll(decoder, data, packets: d.count, bytesPerPacket: 0, perCall: calls, descriptions: d, output: output,
+                      interleaved: true)
+    let b = decodeAll(twin, data, packets: d.count, bytesPerPacket: 0, perCall: calls, descriptions: d, output: output,
+                      interleaved: false)
+    precondition(a == b, "interleaved and planar output differ")
+    guard a != nil else { return 0 }
+    // What the decoders held back, the same both ways.
+    let tails = [(decoder, true), (twin, false)].map { decoder, interleaved -> [UInt8]? in
+        let buffer = PCMBuffer(commonFormat: output, sampleRate: rate, channels: Int(channels), interleaved: interleaved,
+                               frameCapacity: decoder.maximumFramesPerPacket)
+        guard (try? decoder.drain(into: buffer)) != nil else { return nil }
+        return buffer.interleavedBytes()
+    }
+    precondition(tails[0] == tails[1], "interleaved and planar drains differ")
+    return 0
+}
+
+private extension Double {
+    func clamped(_ low: Double, _ high: Double) -> Double { Swift.min(Swift.max(self, low), high) }
+}
+
+/// Writes FuzzDecoders-FFmpeg's seeds: for each file Tonearm opens, an input in
+/// ``fuzzFFmpeg(_:channels:perCall:output:)``'s form with its format, its cookie and its first
+/// packets (up to 16, within 40 KB, or the start of a longer first one). Arguments: the corpus folder, then the files.
+private func writeFFmpegSeeds(_ arguments: [String]) -> Int32 {
+    guard let folder = arguments.first else { return 2 }
+    for (n, path) in arguments.dropFirst().enumerated() {
+        guard let file = try? AudioFile(path: path), let f = try? file.dataFormat,
+              (1...8).contains(f.channelsPerFrame) else { continue }
+        let cookie = (try? file.magicCookie) ?? nil
+        guard (cookie?.count ?? 0) <= 4096, let (data, descriptions) = try? file.readPacketData(startingAt: 0, count: 16) else { continue }
+        var packets: [[UInt8]] = []
+        var total = 0
+        if let descriptions {
+            for p in descriptions where total + Int(p.dataByteSize) <= 40_000 {
+                packets.append(Array(data[Int(p.startOffset)..<Int(p.startOffset) + Int(p.dataByteSize)]))
+                total += Int(p.dataByteSize)
+            }
+            if packets.isEmpty, let p = descriptions.first {
+                // A packet longer than an input (TTA's second of audio): its start.
+                packets.append(Array(data[Int(p.startOffset)..<Int(p.startOffset) + min(Int(p.dataByteSize), 40_000)]))
+            }
+        } else if f.bytesPerPacket > 0 {
+            var at = 0
+            while at + Int(f.bytesPerPacket) <= data.count && total + Int(f.bytesPerPacket) <= 40_000 {
+                packets.append(Array(data[at..<at + Int(f.bytesPerPacket)]))
+                at += Int(f.bytesPerPacket)
+                total += Int(f.bytesPerPacket)
+            }
+        }
+        guard !packets.isEmpty else { continue }
+        func u16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
+        let rate = Int(f.sampleRate)
+        // Float32 output (mode bits 3-4 = 1), two packets a call.
+        var seed: [UInt8] = [0x44, UInt8(f.channelsPerFrame - 1) | 0x08, 1]
+        let id = f.formatID.rawValue
+        seed += [UInt8(id >> 24), UInt8(id >> 16 & 0xFF), UInt8(id >> 8 & 0xFF), UInt8(id & 0xFF)]
+        seed += u16(rate & 0xFFFF) + [UInt8(rate >> 16 & 0xFF)]
+        seed += u16(Int(min(f.bytesPerPacket, 0xFFFF))) + u16(Int(min(f.framesPerPacket, 0xFFFF)))
+        seed += u16(cookie?.count ?? 0) + (cookie ?? [])
+        seed += [UInt8(packets.count - 1)] + packets.flatMap { u16($0.count) } + packets.flatMap { $0 }
+        let name = "ffmpeg-\(n)-" + (path.split(separator: "/").last.map(String.init) ?? "file")
+        do { try POSIXFile(path: folder + "/" + name, mode: .create).write(seed, at: 0) } catch { print(error); return 1 }
+    }
+    return 0
+}
+#endif
+
 @_cdecl("FuzzDecoders_main")
 public func fuzzDecodersMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
-    runFuzzer(fuzzDecoders)
+    #if FFmpeg
+    if CommandLine.arguments.count > 1 && CommandLine.arguments[1] == "--write-ffmpeg-seeds" {
+        return writeFFmpegSeeds(Array(CommandLine.arguments.dropFirst(2)))
+    }
+    #endif
+    return runFuzzer(fuzzDecoders)
 }
