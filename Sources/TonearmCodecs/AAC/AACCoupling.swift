@@ -36,10 +36,14 @@ final class AACCouplingElement {
     static let scales: [Float] = [1.0905077326652577, 1.189207115002721, 1.4142135623730951, 2]
 
     /// Reads the element after its tag; its individual_channel_stream decodes into `stream`.
+    /// The targets are set last, with their gains: an element that fails to read couples
+    /// nothing (its targets from an earlier frame would name lists it no longer has).
     func read(_ r: inout AACBits, _ t: AACStreamTables, random: inout UInt32) throws(AACDamage) {
+        targets.removeAll(keepingCapacity: true)
+        gains.removeAll(keepingCapacity: true)
         let independent = r.bit()
         let coupled = r.read(3) + 1
-        targets.removeAll(keepingCapacity: true)
+        var targets: [Target] = []
         var lists = 0
         for _ in 0..<coupled {
             lists += 1
@@ -95,6 +99,7 @@ final class AACCouplingElement {
         if independent {
             gains = gains.map { [$0[0]] }
         }
+        self.targets = targets
     }
 
     /// The gain lists of the targets, in order: for each target element of type `isPair`
