@@ -116,7 +116,8 @@ final class FFmpegDecoder: AudioDecoder {
         }
     }
 
-    /// Decodes one packet (nil drains the decoder) into `output`, holding back what does not fit.
+    /// Decodes one packet (nil drains the decoder) into `output`, holding back what does not
+    /// fit, up to ``heldFrameLimit`` frames.
     private func decodePacket(_ packet: UnsafeRawBufferPointer?, into output: PCMBuffer) throws(AudioError) {
         try context.decode(packet) { (frame) throws(AudioError) in
             guard frame.channels == channels else {
@@ -126,16 +127,28 @@ final class FFmpegDecoder: AudioDecoder {
             let room = output.frameCapacity - output.frameLength
             if room >= frame.frames && overflow.isEmpty {
                 write(frame, range: 0..<frame.frames, to: output)
-            } else {
-                // Keep what does not fit for the next call.
-                let fits = overflow.isEmpty ? min(room, frame.frames) : 0
-                if fits > 0 { write(frame, range: 0..<fits, to: output) }
-                let rest = PCMBuffer(commonFormat: sampleFormat, sampleRate: inputFormat.sampleRate, channels: channels,
-                                     interleaved: output.isInterleaved, frameCapacity: frame.frames - fits)
-                write(frame, range: fits..<frame.frames, to: rest)
-                overflow.append(rest)
+                return
             }
+            // Keep what does not fit for the next call; but what a damaged header makes a
+            // decoder promise (Speex's frames per packet, say) is not held without bound.
+            let fits = overflow.isEmpty ? min(room, frame.frames) : 0
+            let held = overflow.reduce(0) { $0 + $1.frameLength } + frame.frames - fits
+            guard held <= heldFrameLimit else {
+                throw AudioError(.codecBadData, "FFmpeg's \(context.decoderName) decoder gave \(held) frames more than the "
+                                 + "buffer had room for; at most \(heldFrameLimit) are held")
+            }
+            if fits > 0 { write(frame, range: 0..<fits, to: output) }
+            let rest = PCMBuffer(commonFormat: sampleFormat, sampleRate: inputFormat.sampleRate, channels: channels,
+                                 interleaved: output.isInterleaved, frameCapacity: frame.frames - fits)
+            write(frame, range: fits..<frame.frames, to: rest)
+            overflow.append(rest)
         }
+    }
+
+    /// The most frames held back for the next call: 8 packets' worth, at least a second at
+    /// 96 kHz, at most 16 M samples.
+    private var heldFrameLimit: Int {
+        min(max(8 * maximumFramesPerPacket, 96000), (1 << 24) / max(1, channels))
     }
 
     /// Appends the held-back buffers that fit to `output`, in order.
