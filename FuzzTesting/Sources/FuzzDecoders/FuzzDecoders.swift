@@ -133,11 +133,9 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     if codec % 7 == 5 && codec & 0xC0 == 0xC0 {
         return fuzzAAC(input.rest, mode: mode, perCall: perCall, output: output)
     }
-    #if FFmpeg
     if codec % 7 == 5 && codec & 0xC0 == 0x40 {
-        return fuzzFFmpeg(input.rest, channels: channels, perCall: perCall, output: output)
+        return fuzzByFormatID(input.rest, channels: channels, perCall: perCall, output: output, ffmpeg: mode & 0x80 == 0)
     }
-    #endif
     let format = description(&input, codec: codec, channels: channels)
     let cookieLength = Int(input.byte())
     var cookie: [UInt8]? = cookieLength < 200 ? nil : input.take(cookieLength - 200)
@@ -307,17 +305,20 @@ private func fuzzAAC(_ payload: [UInt8], mode: UInt8, perCall: Int, output: PCMB
                           descriptions: d, output: output)
 }
 
-#if FFmpeg
-/// FFmpeg's decoders, with the FFmpeg trait (codec byte 0x44: `codec % 7 == 5`, bit 6 set,
-/// bit 7 clear; run as FuzzDecoders-FFmpeg): the stream description as a container gives it
-/// (a format ID, any of FFmpeg's under Tonearm's names or 'FF' and its number; the sample
-/// rate; bytes and frames per packet; channels from the mode), Tonearm's magic cookie (a
-/// 16-bit length, at most 4 KB), then the packets in ALAC's form (a count of at most 16,
-/// that many 16-bit sizes, the packets). The decoders come from the registry with the
-/// `.ffmpeg` preference, so the cookie goes through the same mapping to FFmpeg's extradata
-/// as a file's; each is drained at the end. `--write-ffmpeg-seeds` writes inputs in this form
-/// from real files (see ``writeFFmpegSeeds(_:)``).
-private func fuzzFFmpeg(_ payload: [UInt8], channels: UInt32, perCall: Int, output: PCMBuffer.CommonFormat) -> Int32 {
+/// Any decoder by its format ID (codec byte 0x44: `codec % 7 == 5`, bit 6 set, bit 7 clear):
+/// the stream description as a container gives it (a format ID; the sample rate; bytes and
+/// frames per packet; channels from the mode), the magic cookie (a 16-bit length, at most
+/// 4 KB), then the packets in ALAC's form (a count of at most 16, that many 16-bit sizes, the
+/// packets). It reaches the decoders that have no form of their own (Vorbis, Opus) through
+/// the cookies their containers give. With the FFmpeg trait (FuzzDecoders-FFmpeg) the
+/// decoders come from the registry under the `.ffmpeg` preference unless bit 7 of the mode
+/// is set, so the cookie goes through the same mapping to FFmpeg's extradata as a file's, and
+/// any of FFmpeg's codecs can be named (by Tonearm's name or 'FF' and its number). Each
+/// decoder is drained at the end. `--write-seeds` writes inputs in this form from real files
+/// (see ``writeSeeds(_:)``).
+private func fuzzByFormatID(_ payload: [UInt8], channels: UInt32, perCall: Int, output: PCMBuffer.CommonFormat,
+                            ffmpeg: Bool) -> Int32
+{
     var input = Input(bytes: payload)
     let id = input.take(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
     let rate = Double(input.u16() | Int(input.byte()) << 16).clamped(1000, 384_000)
@@ -328,8 +329,10 @@ private func fuzzFFmpeg(_ payload: [UInt8], channels: UInt32, perCall: Int, outp
     let format = StreamDescription(sampleRate: rate, formatID: AudioFormatID(rawValue: id), bytesPerPacket: bytesPerPacket,
                                    framesPerPacket: framesPerPacket, bytesPerFrame: 0, channelsPerFrame: channels,
                                    bitsPerChannel: 0)
-    CodecRegistry.preference = .ffmpeg
+    #if FFmpeg
+    CodecRegistry.preference = ffmpeg ? .ffmpeg : .automatic
     defer { CodecRegistry.preference = .automatic }
+    #endif
     guard let decoder = try? CodecRegistry.makeDecoder(for: format, magicCookie: cookie, output: output),
           let twin = try? CodecRegistry.makeDecoder(for: format, magicCookie: cookie, output: output)
     else { return 0 }
@@ -370,10 +373,11 @@ private extension Double {
     func clamped(_ low: Double, _ high: Double) -> Double { Swift.min(Swift.max(self, low), high) }
 }
 
-/// Writes FuzzDecoders-FFmpeg's seeds: for each file Tonearm opens, an input in
-/// ``fuzzFFmpeg(_:channels:perCall:output:)``'s form with its format, its cookie and its first
-/// packets (up to 16, within 40 KB, or the start of a longer first one). Arguments: the corpus folder, then the files.
-private func writeFFmpegSeeds(_ arguments: [String]) -> Int32 {
+/// Writes seeds in ``fuzzByFormatID(_:channels:perCall:output:ffmpeg:)``'s form: for each
+/// file Tonearm opens, an input with its format, its cookie and its first packets (up to 16,
+/// within 40 KB, or the start of a longer first one). Arguments: the corpus folder, then the
+/// files.
+private func writeSeeds(_ arguments: [String]) -> Int32 {
     guard let folder = arguments.first else { return 2 }
     for (n, path) in arguments.dropFirst().enumerated() {
         guard let file = try? AudioFile(path: path), let f = try? file.dataFormat,
@@ -410,19 +414,16 @@ private func writeFFmpegSeeds(_ arguments: [String]) -> Int32 {
         seed += u16(Int(min(f.bytesPerPacket, 0xFFFF))) + u16(Int(min(f.framesPerPacket, 0xFFFF)))
         seed += u16(cookie?.count ?? 0) + (cookie ?? [])
         seed += [UInt8(packets.count - 1)] + packets.flatMap { u16($0.count) } + packets.flatMap { $0 }
-        let name = "ffmpeg-\(n)-" + (path.split(separator: "/").last.map(String.init) ?? "file")
+        let name = "format-\(n)-" + (path.split(separator: "/").last.map(String.init) ?? "file")
         do { try POSIXFile(path: folder + "/" + name, mode: .create).write(seed, at: 0) } catch { print(error); return 1 }
     }
     return 0
 }
-#endif
 
 @_cdecl("FuzzDecoders_main")
 public func fuzzDecodersMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
-    #if FFmpeg
-    if CommandLine.arguments.count > 1 && CommandLine.arguments[1] == "--write-ffmpeg-seeds" {
-        return writeFFmpegSeeds(Array(CommandLine.arguments.dropFirst(2)))
+    if CommandLine.arguments.count > 1 && CommandLine.arguments[1] == "--write-seeds" {
+        return writeSeeds(Array(CommandLine.arguments.dropFirst(2)))
     }
-    #endif
     return runFuzzer(fuzzDecoders)
 }
