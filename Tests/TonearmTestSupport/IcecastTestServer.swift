@@ -179,6 +179,13 @@ public final class IcecastTestServer: @unchecked Sendable {
                     close(fd)
                     return true
                 }
+                // Icecast accepts connections a moment before it answers them (a status
+                // request then got no response on a loaded machine): started means answering.
+                if ready {
+                    let status = try? Listener(port: port, path: "/status-json.xsl", headers: [], timeout: 2)
+                    ready = status?.status == 200
+                    status?.close()
+                }
                 if ready { break }
                 Thread.sleep(forTimeInterval: 0.02)
             }
