@@ -1,0 +1,236 @@
+import Foundation
+import XCTest
+@testable import TonearmCodecs
+import TonearmCore
+import TonearmFormats
+import TonearmTestSupport
+
+/// The SILK layer (RFC 6716 §4.2) on its own, against libopus (through ffmpeg's libopus
+/// decoder) on the SILK-only files of silk/ (make-silk.sh). The Opus framework is not
+/// used: a small driver below splits the Ogg Opus packets into frames (TOC and code 0–3
+/// framing, RFC 6716 §3.2) and hands each to ``SILKDecoder``.
+final class SILKDecoderTests: XCTestCase {
+    /// One Opus packet's frames (RFC 6716 §3.1–3.2), for SILK-only packets.
+    struct Packet {
+        var config: Int
+        var stereo: Bool
+        var frames: [[UInt8]]
+        var bandwidth: OpusBandwidth { OpusBandwidth(rawValue: config / 4) ?? .wide }
+        var frameSize: Int { [480, 960, 1920, 2880][config % 4] }
+
+        init?(_ p: [UInt8]) {
+            guard let toc = p.first else { return nil }
+            config = Int(toc >> 3)
+            stereo = toc & 4 != 0
+            var at = 1
+            func length() -> Int? {
+                guard at < p.count else { return nil }
+                let b = Int(p[at]); at += 1
+                if b < 252 { return b }
+                guard at < p.count else { return nil }
+                let c = Int(p[at]); at += 1
+                return b + 4 * c
+            }
+            switch toc & 3 {
+            case 0: frames = [Array(p[1...])]
+            case 1:
+                guard (p.count - 1) % 2 == 0 else { return nil }
+                let n = (p.count - 1) / 2
+                frames = [Array(p[1..<(1 + n)]), Array(p[(1 + n)...])]
+            case 2:
+                guard let n = length(), at + n <= p.count else { return nil }
+                frames = [Array(p[at..<(at + n)]), Array(p[(at + n)...])]
+            default:
+                guard at < p.count else { return nil }
+                let m = Int(p[at] & 63), vbr = p[at] & 128 != 0, padded = p[at] & 64 != 0
+                at += 1
+                var padding = 0
+                if padded {
+                    while true {
+                        guard at < p.count else { return nil }
+                        let b = Int(p[at]); at += 1
+                        padding += b == 255 ? 254 : b
+                        if b != 255 { break }
+                    }
+                }
+                var lengths: [Int] = []
+                if vbr {
+                    for _ in 0..<max(m - 1, 0) { guard let n = length() else { return nil }; lengths.append(n) }
+                    lengths.append(p.count - padding - at - lengths.reduce(0, +))
+                } else {
+                    guard m > 0 else { return nil }
+                    lengths = Array(repeating: (p.count - padding - at) / m, count: m)
+                }
+                frames = []
+                for n in lengths {
+                    guard n >= 0, at + n <= p.count else { return nil }
+                    frames.append(Array(p[at..<(at + n)])); at += n
+                }
+            }
+        }
+    }
+
+    /// The Ogg Opus file's packets, channel count and pre-skip.
+    static func readOpus(_ path: String) throws -> (packets: [[UInt8]], channels: Int, preSkip: Int) {
+        let file = try AudioFile(path: path)
+        let cookie = try file.magicCookie ?? []
+        XCTAssertGreaterThanOrEqual(cookie.count, 19)
+        let channels = Int(cookie[9])
+        let preSkip = Int(cookie[10]) | Int(cookie[11]) << 8
+        let count = Int(try file.audioDataPacketCount)
+        let (data, descriptions) = try file.readPacketData(startingAt: 0, count: count)
+        var packets: [[UInt8]] = []
+        for d in descriptions ?? [] {
+            let start = Int(d.startOffset)
+            packets.append(Array(data[start..<(start + Int(d.dataByteSize))]))
+        }
+        return (packets, channels, preSkip)
+    }
+
+    /// Decodes every SILK-only frame of `path` with ``SILKDecoder``: interleaved 48 kHz
+    /// samples with the pre-skip removed.
+    static func decodeWithSILK(_ path: String) throws -> (samples: [Float], channels: Int) {
+        let (packets, channels, preSkip) = try readOpus(path)
+        let decoder = SILKDecoder(channels: channels)
+        var out: [Float] = []
+        var planar = [Float](repeating: 0, count: 2 * 2880)
+        for bytes in packets {
+            guard let packet = Packet(bytes) else { XCTFail("bad packet framing"); continue }
+            XCTAssertLessThan(packet.config, 12, "not a SILK-only packet")
+            for frame in packet.frames {
+                let streamChannels = packet.stereo ? 2 : 1
+                try frame.withUnsafeBytes { raw in
+                    var rd = OpusRangeDecoder(raw)
+                    try planar.withUnsafeMutableBufferPointer { buf in
+                        try decoder.decode(&rd, frameSize: packet.frameSize, bandwidth: packet.bandwidth,
+                                           streamChannels: streamChannels, lost: false, output: buf.baseAddress!)
+                    }
+                }
+                for i in 0..<packet.frameSize {
+                    for c in 0..<channels {
+                        out.append(planar[min(c, streamChannels - 1) * packet.frameSize + i])
+                    }
+                }
+            }
+        }
+        return (Array(out.dropFirst(preSkip * channels)), channels)
+    }
+
+    static func decodeWithLibopus(_ path: String, ffmpeg: String) throws -> [Float] {
+        let bytes = try runToolData(ffmpeg, ["-hide_banner", "-nostdin", "-v", "error", "-c:a", "libopus", "-i", path,
+                                             "-f", "f32le", "-"])
+        return bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+
+    static var fixtures: [String] { fixtureFiles("silk", extensions: ["opus"]) }
+
+    func testFixturesAreSILKOnlyWithTheirConfigs() throws {
+        XCTAssertEqual(Self.fixtures.count, 15)
+        for path in Self.fixtures {
+            let expected = try String(contentsOfFile: String(path.dropLast(5)) + ".toc", encoding: .utf8)
+            var counts: [String: Int] = [:]
+            for bytes in try Self.readOpus(path).packets {
+                let toc = bytes[0]
+                counts["\(toc >> 3) \(toc >> 2 & 1) \(toc & 3)", default: 0] += 1
+            }
+            let actual = counts.keys.sorted { $0.localizedStandardCompare($1) == .orderedAscending }
+                .map { "\($0) \(counts[$0]!)\n" }.joined()
+            XCTAssertEqual(actual, expected, path)
+            for key in counts.keys { XCTAssertLessThan(Int(key.split(separator: " ")[0])!, 12, path) }
+        }
+    }
+
+    func testMatchesLibopus() throws {
+        let ffmpeg = try requireTool("ffmpeg")
+        var report: [String] = []
+        var paths = Self.fixtures
+        if let extra = ProcessInfo.processInfo.environment["SILK_EXTRA_FIXTURES"] {
+            paths = extra.split(separator: ":").map(String.init)
+        }
+        for path in paths {
+            let name = (path as NSString).lastPathComponent
+            let (ours, channels) = try Self.decodeWithSILK(path)
+            let theirs = try Self.decodeWithLibopus(path, ffmpeg: ffmpeg)
+            // ffmpeg also trims the end to the last granule position.
+            XCTAssertGreaterThan(theirs.count, 48000 * channels, name)
+            XCTAssertLessThanOrEqual(theirs.count, ours.count, name)
+            XCTAssertGreaterThan(theirs.count, ours.count - 2880 * channels, name)
+            let n = min(ours.count, theirs.count)
+            var maxDiff: Float = 0
+            var sum: Double = 0
+            var firstBad = -1
+            for i in 0..<n {
+                let d = abs(ours[i] - theirs[i])
+                if d > maxDiff { maxDiff = d }
+                if d > 1.0 / 32768 && firstBad < 0 { firstBad = i }
+                sum += Double(d * d)
+            }
+            let rms = (sum / Double(max(n, 1))).squareRoot()
+            report.append("\(name): max \(maxDiff * 32768) LSB, rms \(rms * 32768) LSB, first > 1 LSB at \(firstBad)")
+            XCTAssertLessThanOrEqual(maxDiff, 1.0 / 32768 + 1e-9, "\(name): first > 1 LSB at sample \(firstBad / channels)")
+        }
+        print(report.joined(separator: "\n"))
+    }
+
+    /// Random bytes as SILK frames of every size, bandwidth and channel count, and
+    /// truncated real frames: no crash, output within ±1.
+    func testDamagedFramesDoNotCrash() throws {
+        var rng = SystemRandomNumberGenerator()
+        var planar = [Float](repeating: 0, count: 2 * 2880)
+        for channels in 1...2 {
+            let decoder = SILKDecoder(channels: channels)
+            for trial in 0..<600 {
+                let size = Int.random(in: 0..<120, using: &rng)
+                let bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                let frameSize = [480, 960, 1920, 2880][trial % 4]
+                let bandwidth = OpusBandwidth(rawValue: (trial / 4) % 5)!
+                let streamChannels = 1 + (trial / 20) % channels
+                let lost = trial % 7 == 6
+                try bytes.withUnsafeBytes { raw in
+                    var rd = OpusRangeDecoder(raw)
+                    try planar.withUnsafeMutableBufferPointer { buf in
+                        try decoder.decode(&rd, frameSize: frameSize, bandwidth: bandwidth,
+                                           streamChannels: streamChannels, lost: lost, output: buf.baseAddress!)
+                    }
+                }
+                for v in planar.prefix(frameSize * streamChannels) { XCTAssertTrue(abs(v) <= 1, "trial \(trial)") }
+            }
+        }
+        for path in Self.fixtures {
+            let (packets, channels, _) = try Self.readOpus(path)
+            let decoder = SILKDecoder(channels: channels)
+            for (index, bytes) in packets.enumerated() {
+                guard let packet = Packet(bytes), let frame = packet.frames.first else { continue }
+                let cut = Array(frame.prefix(index % max(frame.count, 1)))
+                try cut.withUnsafeBytes { raw in
+                    var rd = OpusRangeDecoder(raw)
+                    try planar.withUnsafeMutableBufferPointer { buf in
+                        try decoder.decode(&rd, frameSize: packet.frameSize, bandwidth: packet.bandwidth,
+                                           streamChannels: packet.stereo ? 2 : 1, lost: false, output: buf.baseAddress!)
+                    }
+                }
+            }
+        }
+    }
+
+    func testRejectsBadFrameSizes() {
+        let decoder = SILKDecoder(channels: 1)
+        var planar = [Float](repeating: 0, count: 2 * 2880)
+        let bytes: [UInt8] = [1, 2, 3]
+        for (frameSize, channels) in [(240, 1), (960, 3)] {
+            var threw = false
+            bytes.withUnsafeBytes { raw in
+                var rd = OpusRangeDecoder(raw)
+                planar.withUnsafeMutableBufferPointer { buf in
+                    do {
+                        try decoder.decode(&rd, frameSize: frameSize, bandwidth: .wide, streamChannels: channels,
+                                           lost: false, output: buf.baseAddress!)
+                    } catch {
+                        threw = true
+                    }
+                }
+            }
+            XCTAssertTrue(threw, "\(frameSize) samples, \(channels) channels")
+        }
+    }
+}
