@@ -89,21 +89,33 @@ final class SILKDecoderTests: XCTestCase {
 
     /// Decodes every SILK-only frame of `path` with ``SILKDecoder``: interleaved 48 kHz
     /// samples with the pre-skip removed.
-    static func decodeWithSILK(_ path: String) throws -> (samples: [Float], channels: Int) {
+    /// Packets whose index is in `lost` are concealed instead (with the previous packet's
+    /// bandwidth and channels, as a player would).
+    static func decodeWithSILK(_ path: String, lost: Set<Int> = [], libopus13: Bool = false) throws
+        -> (samples: [Float], channels: Int)
+    {
         let (packets, channels, preSkip) = try readOpus(path)
         let decoder = SILKDecoder(channels: channels)
+        decoder.libopus13Concealment = libopus13
         var out: [Float] = []
         var planar = [Float](repeating: 0, count: 2 * 2880)
-        for bytes in packets {
-            guard let packet = Packet(bytes) else { XCTFail("bad packet framing"); continue }
+        var previous: Packet?
+        for (index, bytes) in packets.enumerated() {
+            guard var packet = Packet(bytes) else { XCTFail("bad packet framing"); continue }
             XCTAssertLessThan(packet.config, 12, "not a SILK-only packet")
+            let isLost = lost.contains(index)
+            if isLost, let previous {
+                packet.config = previous.config / 4 * 4 + packet.config % 4
+                packet.stereo = previous.stereo
+            }
+            previous = packet
             for frame in packet.frames {
                 let streamChannels = packet.stereo ? 2 : 1
                 try frame.withUnsafeBytes { raw in
                     var rd = OpusRangeDecoder(raw)
                     try planar.withUnsafeMutableBufferPointer { buf in
                         try decoder.decode(&rd, frameSize: packet.frameSize, bandwidth: packet.bandwidth,
-                                           streamChannels: streamChannels, lost: false, output: buf.baseAddress!)
+                                           streamChannels: streamChannels, lost: isLost, output: buf.baseAddress!)
                     }
                 }
                 for i in 0..<packet.frameSize {
@@ -167,6 +179,45 @@ final class SILKDecoderTests: XCTestCase {
             }
             let rms = (sum / Double(max(n, 1))).squareRoot()
             report.append("\(name): max \(maxDiff * 32768) LSB, rms \(rms * 32768) LSB, first > 1 LSB at \(firstBad)")
+            XCTAssertLessThanOrEqual(maxDiff, 1.0 / 32768 + 1e-9, "\(name): first > 1 LSB at sample \(firstBad / channels)")
+        }
+        print(report.joined(separator: "\n"))
+    }
+
+    /// Concealment of lost packets against libopus's (called through ctypes by
+    /// tools/opus_loss_oracle.py): single losses, a burst of three, and the good frames
+    /// after each (where the concealed and decoded signals are glued).
+    func testConcealmentMatchesLibopus() throws {
+        let python = try requireTool("python3")
+        let oracle = fixturesDirectory + "/tools/opus_loss_oracle.py"
+        // Concealment is not normative, and libopus 1.4 changed two details of it.
+        let version = try runTool(python, [oracle, "--version"])
+        let libopus13 = version.contains("libopus 1.3") || version.contains("libopus 1.2")
+        var report: [String] = ["oracle: \(version)"]
+        var paths = Self.fixtures
+        if let extra = ProcessInfo.processInfo.environment["SILK_EXTRA_FIXTURES"] {
+            paths = extra.split(separator: ":").map(String.init)
+        }
+        for path in paths {
+            let name = (path as NSString).lastPathComponent
+            let count = try Self.readOpus(path).packets.count
+            let lost = [3, 9, 10, 11, 20, count / 2, count - 3].filter { $0 < count }
+            let (ours, channels) = try Self.decodeWithSILK(path, lost: Set(lost), libopus13: libopus13)
+            let bytes = try runToolData(python, [oracle, path, lost.map(String.init).joined(separator: ",")])
+            let theirs = bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+            XCTAssertEqual(ours.count, theirs.count, name)
+            let n = min(ours.count, theirs.count)
+            var maxDiff: Float = 0
+            var sum: Double = 0
+            var firstBad = -1
+            for i in 0..<n {
+                let d = abs(ours[i] - theirs[i])
+                if d > maxDiff { maxDiff = d }
+                if d > 1.0 / 32768 && firstBad < 0 { firstBad = i }
+                sum += Double(d * d)
+            }
+            let rms = (sum / Double(max(n, 1))).squareRoot()
+            report.append("\(name) lost \(lost): max \(maxDiff * 32768) LSB, rms \(rms * 32768) LSB, first > 1 LSB at \(firstBad)")
             XCTAssertLessThanOrEqual(maxDiff, 1.0 / 32768 + 1e-9, "\(name): first > 1 LSB at sample \(firstBad / channels)")
         }
         print(report.joined(separator: "\n"))

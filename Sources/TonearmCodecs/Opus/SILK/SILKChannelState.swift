@@ -79,6 +79,8 @@ final class SILKChannelState {
     var lbrrFlags = [Bool](repeating: false, count: 3)
     var indices = SILKFrameIndices()
     var lossCount = 0
+    /// Conceal as libopus 1.3 does (see ``SILKDecoder/libopus13Concealment``).
+    var libopus13Concealment = false
     var resampler = SILKResampler()
     var plc = SILKPLCState()
     var cng = SILKCNGState()

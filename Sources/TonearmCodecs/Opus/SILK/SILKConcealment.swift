@@ -35,6 +35,10 @@ struct SILKCNGState {
 /// filter with bandwidth expansion, the pitch lag drifting up 1% a subframe; plus comfort
 /// noise shaped by the smoothed inactive-frame spectrum; and on the first good frame, a
 /// gain ramp from the concealed energy if the new frame is louder.
+///
+/// That is libopus 1.4 and later. libopus 1.3 (still Debian 12's) differs in two details,
+/// which ``SILKDecoder/libopus13Concealment`` selects: the noise fades only after a frame
+/// that was not inactive, and the comfort-noise gain has no fast path down.
 extension SILKChannelState {
     private static let harmonicAttenuationQ15: [Int32] = [32440, 31130]
     private static let randomAttenuationVoicedQ15: [Int32] = [31130, 26214]
@@ -171,7 +175,9 @@ extension SILKChannelState {
                     ltpIndex += 1
                 }
                 for j in 0..<5 { b[j] = F.smulbb(harmonicGainQ15, b[j]) >> 15 }
-                randScaleQ14 = F.smulbb(randScaleQ14, randomGainQ15) >> 15
+                if !libopus13Concealment || indices.signalType != 0 {
+                    randScaleQ14 = F.smulbb(randScaleQ14, randomGainQ15) >> 15
+                }
                 plc.pitchLQ8 = F.smlawb(plc.pitchLQ8, plc.pitchLQ8, 655)
                 plc.pitchLQ8 = min(plc.pitchLQ8, F.smulbb(18, Int32(fsKHz)) << 8)
                 lag = Int(F.rshiftRound(plc.pitchLQ8, 8))
@@ -191,6 +197,8 @@ extension SILKChannelState {
         for i in 0..<16 { lpcStateQ14[i] = s[frameLength + i] }
         plc.randSeed = seed
         plc.randScaleQ14 = randScaleQ14
+        // The faded pitch gain carries on into the next lost frame.
+        plc.ltpQ14 = b
         for k in 0..<4 { p.pitchLags[k] = lag }
     }
 
@@ -267,7 +275,8 @@ extension SILKChannelState {
             }
             for i in 0..<subframes {
                 cng.smoothGainQ16 = cng.smoothGainQ16 &+ F.smulwb(p.gainsQ16[i] &- cng.smoothGainQ16, 4634)
-                if F.smulww(cng.smoothGainQ16, 46396) > p.gainsQ16[i] {
+                // A gain 3 dB under the smoothed one is taken at once (libopus 1.4 on).
+                if !libopus13Concealment && F.smulww(cng.smoothGainQ16, 46396) > p.gainsQ16[i] {
                     cng.smoothGainQ16 = p.gainsQ16[i]
                 }
             }

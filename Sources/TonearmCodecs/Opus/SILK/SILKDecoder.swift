@@ -25,6 +25,12 @@ import TonearmCore
 ///   millisecond only).
 final class SILKDecoder {
     private let apiChannels: Int
+    /// Concealment as libopus 1.3 rather than 1.4 and later does it (the two differ in
+    /// small details of the noise's fading; decoding proper is the same). For tests
+    /// against an older libopus.
+    var libopus13Concealment = false {
+        didSet { for state in channelState { state.libopus13Concealment = libopus13Concealment } }
+    }
     private let channelState = [SILKChannelState(), SILKChannelState()]
     private var stereo = SILKStereoState()
     private var previousInternalChannels = 0
