@@ -91,12 +91,18 @@ final class SILKDecoderTests: XCTestCase {
     /// samples with the pre-skip removed.
     /// Packets whose index is in `lost` are concealed instead (with the previous packet's
     /// bandwidth and channels, as a player would).
+    /// Several paths joined by + are decoded one after another by one decoder (with the
+    /// most channels of any): a stream that switches bandwidth or channels.
     static func decodeWithSILK(_ path: String, lost: Set<Int> = [], libopus13: Bool = false) throws
         -> (samples: [Float], channels: Int)
     {
-        let (packets, channels, preSkip) = try readOpus(path)
+        let files = try path.split(separator: "+").map { try readOpus(String($0)) }
+        let packets = files.flatMap(\.packets)
+        let channels = files.map(\.channels).max() ?? 1
+        let preSkip = files.first?.preSkip ?? 0
         let decoder = SILKDecoder(channels: channels)
         decoder.libopus13Concealment = libopus13
+        decoder.fillsBothChannelsOfMonoFrames = true
         var out: [Float] = []
         var planar = [Float](repeating: 0, count: 2 * 2880)
         var previous: Packet?
@@ -119,9 +125,7 @@ final class SILKDecoderTests: XCTestCase {
                     }
                 }
                 for i in 0..<packet.frameSize {
-                    for c in 0..<channels {
-                        out.append(planar[min(c, streamChannels - 1) * packet.frameSize + i])
-                    }
+                    for c in 0..<channels { out.append(planar[c * packet.frameSize + i]) }
                 }
             }
         }
@@ -221,6 +225,48 @@ final class SILKDecoderTests: XCTestCase {
             XCTAssertLessThanOrEqual(maxDiff, 1.0 / 32768 + 1e-9, "\(name): first > 1 LSB at sample \(firstBad / channels)")
         }
         print(report.joined(separator: "\n"))
+    }
+
+    /// Streams that change bandwidth (the internal rate, so the resampler and the LPC
+    /// order) and channel count (mono frames in a stereo stream, both ways) between
+    /// packets, with losses across the switches, against libopus.
+    func testSwitchesMatchLibopus() throws {
+        let python = try requireTool("python3")
+        let oracle = fixturesDirectory + "/tools/opus_loss_oracle.py"
+        let version = try runTool(python, [oracle, "--version"])
+        let libopus13 = version.contains("libopus 1.3") || version.contains("libopus 1.2")
+        let dir = fixturesDirectory + "/silk/"
+        let sequences = [
+            ["nb-mono-20", "wb-mono-20", "mb-mono-40", "wb-mono-10", "nb-mono-60"],
+            ["wb-stereo-20", "wb-mono-20", "wb-stereo-40", "nb-mono-20", "nb-stereo-20"],
+            ["nb-mono-20", "mb-stereo-60", "mb-mono-20", "wb-stereo-20-fec"],
+        ]
+        for names in sequences {
+            let path = names.map { dir + $0 + ".opus" }.joined(separator: "+")
+            let counts = try names.map { try Self.readOpus(dir + $0 + ".opus").packets.count }
+            // A loss on each side of every switch.
+            var lost: [Int] = []
+            var start = 0
+            for count in counts.dropLast() {
+                start += count
+                lost += [start - 1, start + 1]
+            }
+            for (label, losses) in [("no loss", [Int]()), ("lost \(lost)", lost)] {
+                let (ours, channels) = try Self.decodeWithSILK(path, lost: Set(losses), libopus13: libopus13)
+                let bytes = try runToolData(python, [oracle, path, losses.map(String.init).joined(separator: ",")])
+                let theirs = bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+                XCTAssertEqual(ours.count, theirs.count, "\(names) \(label)")
+                var firstBad = -1
+                var maxDiff: Float = 0
+                for i in 0..<min(ours.count, theirs.count) {
+                    let d = abs(ours[i] - theirs[i])
+                    maxDiff = max(maxDiff, d)
+                    if d > 1.0 / 32768 && firstBad < 0 { firstBad = i }
+                }
+                print("\(names.joined(separator: "+")) \(label): max \(maxDiff * 32768) LSB")
+                XCTAssertEqual(firstBad, -1, "\(names) \(label): first > 1 LSB at sample \(firstBad / channels)")
+            }
+        }
     }
 
     /// Random bytes as SILK frames of every size, bandwidth and channel count, and

@@ -2,10 +2,13 @@
 """libopus's decode of an Ogg Opus file with chosen packets lost: the oracle for Tonearm's
 SILK concealment (SILKDecoderTests).
 
-Usage: opus_loss_oracle.py FILE.opus LOST
+Usage: opus_loss_oracle.py FILE.opus[+FILE.opus...] LOST
        opus_loss_oracle.py --version   (libopus's version string)
   LOST: comma-separated indices of the audio packets to treat as lost (0 = the first
   packet after the two header packets).
+  Several files joined by + are decoded one after the other by one decoder (with the
+  most channels of any, and the first file's pre-skip): a stream whose bandwidth or
+  channel count changes.
 
 Writes the interleaved 32-bit float samples at 48 kHz to stdout, pre-skip removed and
 not trimmed at the end (every packet's whole duration). A lost packet is concealed the
@@ -56,17 +59,17 @@ def main():
     lib.opus_decode_float.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
                                       ctypes.POINTER(ctypes.c_float), ctypes.c_int, ctypes.c_int]
     lib.opus_packet_get_nb_samples.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
-    all_packets = packets(path)
-    head = all_packets[0]
-    channels = head[9]
-    pre_skip = struct.unpack('<H', head[10:12])[0]
+    files = [packets(p) for p in path.split('+')]
+    channels = max(f[0][9] for f in files)
+    pre_skip = struct.unpack('<H', files[0][0][10:12])[0]
+    audio = [p for f in files for p in f[2:]]
     err = ctypes.c_int()
     dec = lib.opus_decoder_create(48000, channels, ctypes.byref(err))
     if err.value != 0:
         raise SystemExit('opus_decoder_create: %d' % err.value)
     pcm = (ctypes.c_float * (5760 * channels))()
     out = bytearray()
-    for index, packet in enumerate(all_packets[2:]):
+    for index, packet in enumerate(audio):
         size = duration(packet, lib)
         if index in lost:
             n = lib.opus_decode_float(dec, None, 0, pcm, size, 0)

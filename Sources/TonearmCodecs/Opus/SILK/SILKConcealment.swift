@@ -45,9 +45,13 @@ extension SILKChannelState {
     private static let randomAttenuationUnvoicedQ15: [Int32] = [32440, 29491]
 
     private func resetPLCIfRateChanged() {
+        // Only these restart with a new rate; the rest (seed, noise scale, the last
+        // filters) carries over, as in libopus.
         if fsKHz != plc.fsKHz {
-            plc = SILKPLCState()
             plc.pitchLQ8 = Int32(frameLength) << 7
+            plc.prevGainQ16 = (65536, 65536)
+            plc.subframeLength = 20
+            plc.subframes = 2
             plc.fsKHz = fsKHz
         }
     }

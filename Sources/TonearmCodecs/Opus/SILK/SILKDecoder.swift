@@ -19,10 +19,11 @@ import TonearmCore
 ///   LBRR frames of the next packet in place of a lost one) is not offered yet.
 /// - **Channels:** `output` holds `streamChannels` channels. A stereo stream decoded
 ///   with `init(channels: 1)` gets the mid channel in both; a mono frame in a stereo
-///   stream fills one channel, which the Opus layer copies to the other (libopus does
-///   the same, except that in the first mono frame after stereo it runs the right
-///   channel's own resampler over the mid, which differs in that frame's first
-///   millisecond only).
+///   stream fills one channel, which the Opus layer copies to the other, unless it sets
+///   ``fillsBothChannelsOfMonoFrames`` (and gives room for two channels), which matches
+///   libopus exactly: in the first mono frame after stereo ones libopus runs the right
+///   channel's own resampler over the mid (a copy differs in that frame's first
+///   millisecond or so).
 final class SILKDecoder {
     private let apiChannels: Int
     /// Concealment as libopus 1.3 rather than 1.4 and later does it (the two differ in
@@ -31,6 +32,13 @@ final class SILKDecoder {
     var libopus13Concealment = false {
         didSet { for state in channelState { state.libopus13Concealment = libopus13Concealment } }
     }
+
+    /// When set, a mono frame decoded by a stereo decoder (`init(channels: 2)`) fills two
+    /// channels of `output`, as libopus does: both the mid, except that the first mono frame
+    /// after stereo ones runs the right channel's own resampler (whose history is the
+    /// right channel's), for a smooth switch. Off, such frames fill one channel, as
+    /// `streamChannels` says.
+    var fillsBothChannelsOfMonoFrames = false
     private let channelState = [SILKChannelState(), SILKChannelState()]
     private var stereo = SILKStereoState()
     private var previousInternalChannels = 0
@@ -93,6 +101,9 @@ final class SILKDecoder {
         let mid = channelState[0]
         let side = channelState[1]
 
+        // The first mono frame after stereo ones, at the same rate, resamples its right
+        // channel with the right channel's resampler.
+        let stereoToMono = internalChannels == 1 && previousInternalChannels == 2 && mid.fsKHz == fsKHz
         // A mono → stereo switch starts the side channel from nothing.
         if internalChannels > previousInternalChannels && previousInternalChannels > 0 {
             side.reset()
@@ -174,6 +185,14 @@ final class SILKDecoder {
                 // A stereo stream decoded to mono: the mid channel in both.
                 let first = output + f * outLength
                 (output + frameSize + f * outLength).update(from: first, count: outLength)
+            } else if apiChannels == 2 && internalChannels == 1 && fillsBothChannelsOfMonoFrames {
+                let right = output + frameSize + f * outLength
+                if stereoToMono && f == 0 {
+                    side.resampler.process(x1 + 1, count: frameLength, into: resampled)
+                    for i in 0..<outLength { right[i] = Float(resampled[i]) * (1 / 32768) }
+                } else {
+                    right.update(from: output + f * outLength, count: outLength)
+                }
             }
             if lost {
                 // After a loss the gain is free to restart low (no "bounce back").
