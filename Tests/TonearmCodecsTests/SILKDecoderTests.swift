@@ -96,6 +96,13 @@ final class SILKDecoderTests: XCTestCase {
     static func decodeWithSILK(_ path: String, lost: Set<Int> = [], libopus13: Bool = false) throws
         -> (samples: [Float], channels: Int)
     {
+        let (samples, channels, _) = try decodeWithSILKCountingMidOnly(path, lost: lost, libopus13: libopus13)
+        return (samples, channels)
+    }
+
+    static func decodeWithSILKCountingMidOnly(_ path: String, lost: Set<Int> = [], libopus13: Bool = false) throws
+        -> (samples: [Float], channels: Int, midOnlyFrames: Int)
+    {
         let files = try path.split(separator: "+").map { try readOpus(String($0)) }
         let packets = files.flatMap(\.packets)
         let channels = files.map(\.channels).max() ?? 1
@@ -129,7 +136,7 @@ final class SILKDecoderTests: XCTestCase {
                 }
             }
         }
-        return (Array(out.dropFirst(preSkip * channels)), channels)
+        return (Array(out.dropFirst(preSkip * channels)), channels, decoder.midOnlyFrameCount)
     }
 
     static func decodeWithLibopus(_ path: String, ffmpeg: String) throws -> [Float] {
@@ -267,6 +274,15 @@ final class SILKDecoderTests: XCTestCase {
                 XCTAssertEqual(firstBad, -1, "\(names) \(label): first > 1 LSB at sample \(firstBad / channels)")
             }
         }
+    }
+
+    /// The stereo fixtures exercise mid-only frames and the switches between them and
+    /// frames with a side channel (which restart the side's prediction).
+    func testStereoFixturesHaveMidOnlyFrames() throws {
+        let counts = try ["nb-stereo-20", "wb-stereo-20-fec", "wb-stereo-40"].map {
+            try Self.decodeWithSILKCountingMidOnly(fixturesDirectory + "/silk/\($0).opus").midOnlyFrames
+        }
+        XCTAssertEqual(counts, [0, 78, 102])
     }
 
     /// Random bytes as SILK frames of every size, bandwidth and channel count, and

@@ -39,6 +39,10 @@ final class SILKDecoder {
     /// right channel's), for a smooth switch. Off, such frames fill one channel, as
     /// `streamChannels` says.
     var fillsBothChannelsOfMonoFrames = false
+
+    /// Stereo frames decoded so far that coded only the mid channel (for tests that check
+    /// a stream exercises them).
+    private(set) var midOnlyFrameCount = 0
     private let channelState = [SILKChannelState(), SILKChannelState()]
     private var stereo = SILKStereoState()
     private var previousInternalChannels = 0
@@ -194,6 +198,7 @@ final class SILKDecoder {
                     right.update(from: output + f * outLength, count: outLength)
                 }
             }
+            if midOnly { midOnlyFrameCount += 1 }
             if lost {
                 // After a loss the gain is free to restart low (no "bounce back").
                 for n in 0..<internalChannels { channelState[n].lastGainIndex = 10 }
