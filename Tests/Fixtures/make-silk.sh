@@ -58,8 +58,8 @@ enc mb-stereo-60 stereo 6000 60 22
 enc wb-stereo-20 stereo 8000 20 18
 enc wb-stereo-40 stereo 8000 40 18
 # In-band FEC: LBRR frames in the packets (20% expected loss).
-enc wb-mono-20-fec mono 8000 20 16 -fec 1 -packet_loss 20
-enc nb-mono-60-fec mono 4000 60 12 -fec 1 -packet_loss 20
+enc wb-mono-20-fec mono 8000 20 22 -fec 1 -packet_loss 20
+enc nb-mono-60-fec mono 4000 60 18 -fec 1 -packet_loss 20
 enc wb-stereo-20-fec stereo 8000 20 24 -fec 1 -packet_loss 20
 
 python3 - "$OUT" <<'PY'

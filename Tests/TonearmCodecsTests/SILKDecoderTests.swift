@@ -93,14 +93,18 @@ final class SILKDecoderTests: XCTestCase {
     /// bandwidth and channels, as a player would).
     /// Several paths joined by + are decoded one after another by one decoder (with the
     /// most channels of any): a stream that switches bandwidth or channels.
-    static func decodeWithSILK(_ path: String, lost: Set<Int> = [], libopus13: Bool = false) throws
-        -> (samples: [Float], channels: Int)
+    /// Packets in `recovered` are lost too, and decoded from the next packet's LBRR data
+    /// (packets of the same duration only).
+    static func decodeWithSILK(_ path: String, lost: Set<Int> = [], recovered: Set<Int> = [], libopus13: Bool = false)
+        throws -> (samples: [Float], channels: Int)
     {
-        let (samples, channels, _) = try decodeWithSILKCountingMidOnly(path, lost: lost, libopus13: libopus13)
+        let (samples, channels, _) = try decodeWithSILKCountingMidOnly(path, lost: lost, recovered: recovered,
+                                                                       libopus13: libopus13)
         return (samples, channels)
     }
 
-    static func decodeWithSILKCountingMidOnly(_ path: String, lost: Set<Int> = [], libopus13: Bool = false) throws
+    static func decodeWithSILKCountingMidOnly(_ path: String, lost: Set<Int> = [], recovered: Set<Int> = [],
+                                              libopus13: Bool = false) throws
         -> (samples: [Float], channels: Int, midOnlyFrames: Int)
     {
         let files = try path.split(separator: "+").map { try readOpus(String($0)) }
@@ -122,6 +126,26 @@ final class SILKDecoderTests: XCTestCase {
                 packet.stereo = previous.stereo
             }
             previous = packet
+            if recovered.contains(index), index + 1 < packets.count, let next = Packet(packets[index + 1]),
+               let nextFrame = next.frames.first
+            {
+                XCTAssertEqual(next.frameSize * next.frames.count, packet.frameSize * packet.frames.count)
+                previous = next
+                for _ in next.frames {
+                    let streamChannels = next.stereo ? 2 : 1
+                    try nextFrame.withUnsafeBytes { raw in
+                        var rd = OpusRangeDecoder(raw)
+                        try planar.withUnsafeMutableBufferPointer { buf in
+                            try decoder.decodeFEC(&rd, frameSize: next.frameSize, bandwidth: next.bandwidth,
+                                                  streamChannels: streamChannels, output: buf.baseAddress!)
+                        }
+                    }
+                    for i in 0..<next.frameSize {
+                        for c in 0..<channels { out.append(planar[c * next.frameSize + i]) }
+                    }
+                }
+                continue
+            }
             for frame in packet.frames {
                 let streamChannels = packet.stereo ? 2 : 1
                 try frame.withUnsafeBytes { raw in
@@ -135,6 +159,9 @@ final class SILKDecoderTests: XCTestCase {
                     for c in 0..<channels { out.append(planar[c * packet.frameSize + i]) }
                 }
             }
+        }
+        if !recovered.isEmpty {
+            XCTAssertGreaterThan(decoder.redundantFrameCount, recovered.count / 2, "few frames had LBRR copies")
         }
         return (Array(out.dropFirst(preSkip * channels)), channels, decoder.midOnlyFrameCount)
     }
@@ -232,6 +259,37 @@ final class SILKDecoderTests: XCTestCase {
             XCTAssertLessThanOrEqual(maxDiff, 1.0 / 32768 + 1e-9, "\(name): first > 1 LSB at sample \(firstBad / channels)")
         }
         print(report.joined(separator: "\n"))
+    }
+
+    /// Forward error correction: lost packets decoded from the LBRR copies in the packets
+    /// after them (the -fec fixtures), against libopus's decode_fec, with ordinary losses
+    /// around them.
+    func testRedundancyMatchesLibopus() throws {
+        let python = try requireTool("python3")
+        let oracle = fixturesDirectory + "/tools/opus_loss_oracle.py"
+        let version = try runTool(python, [oracle, "--version"])
+        let libopus13 = version.contains("libopus 1.3") || version.contains("libopus 1.2")
+        for name in ["wb-mono-20-fec", "nb-mono-60-fec", "wb-stereo-20-fec"] {
+            let path = fixturesDirectory + "/silk/\(name).opus"
+            let count = try Self.readOpus(path).packets.count
+            let recovered = [4, 8, 9, 15, 16, 17, count / 2, count - 4].filter { $0 < count - 1 }
+            let lost = [12, count / 2 + 2].filter { $0 < count }
+            let (ours, channels) = try Self.decodeWithSILK(path, lost: Set(lost), recovered: Set(recovered),
+                                                           libopus13: libopus13)
+            let spec = (recovered.map { "\($0)f" } + lost.map(String.init)).joined(separator: ",")
+            let bytes = try runToolData(python, [oracle, path, spec])
+            let theirs = bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+            XCTAssertEqual(ours.count, theirs.count, name)
+            var firstBad = -1
+            var maxDiff: Float = 0
+            for i in 0..<min(ours.count, theirs.count) {
+                let d = abs(ours[i] - theirs[i])
+                maxDiff = max(maxDiff, d)
+                if d > 1.0 / 32768 && firstBad < 0 { firstBad = i }
+            }
+            print("\(name) FEC \(spec): max \(maxDiff * 32768) LSB")
+            XCTAssertEqual(firstBad, -1, "\(name): first > 1 LSB at sample \(firstBad / channels)")
+        }
     }
 
     /// Streams that change bandwidth (the internal rate, so the resampler and the LPC

@@ -5,7 +5,9 @@ SILK concealment (SILKDecoderTests).
 Usage: opus_loss_oracle.py FILE.opus[+FILE.opus...] LOST
        opus_loss_oracle.py --version   (libopus's version string)
   LOST: comma-separated indices of the audio packets to treat as lost (0 = the first
-  packet after the two header packets).
+  packet after the two header packets); an index followed by f (as 12f) is recovered
+  with forward error correction instead: opus_decode_float with decode_fec on the next
+  packet (whose LBRR data stands in for the lost one).
   Several files joined by + are decoded one after the other by one decoder (with the
   most channels of any, and the first file's pre-skip): a stream whose bandwidth or
   channel count changes.
@@ -53,7 +55,8 @@ def main():
         print(lib.opus_get_version_string().decode())
         return
     path, lost = sys.argv[1], sys.argv[2]
-    lost = {int(x) for x in lost.split(',') if x}
+    fec = {int(x[:-1]) for x in lost.split(',') if x.endswith('f')}
+    lost = {int(x.rstrip('f')) for x in lost.split(',') if x}
     lib.opus_decoder_create.restype = ctypes.c_void_p
     lib.opus_decoder_create.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
     lib.opus_decode_float.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
@@ -71,7 +74,10 @@ def main():
     out = bytearray()
     for index, packet in enumerate(audio):
         size = duration(packet, lib)
-        if index in lost:
+        if index in fec and index + 1 < len(audio):
+            following = audio[index + 1]
+            n = lib.opus_decode_float(dec, following, len(following), pcm, size, 1)
+        elif index in lost:
             n = lib.opus_decode_float(dec, None, 0, pcm, size, 0)
         else:
             n = lib.opus_decode_float(dec, packet, len(packet), pcm, 5760, 0)

@@ -2,13 +2,14 @@ extension SILKChannelState {
     /// Decodes (or, when `lost`, conceals) one 10 or 20 ms frame of this channel into
     /// `out` (`frameLength` samples at the internal rate), as RFC 6716 §4.2.7 describes,
     /// keeping the state that later frames and concealment need.
-    func decodeFrame(_ rd: inout OpusRangeDecoder, lost: Bool, coding: SILKConditionalCoding,
+    /// `redundant`: the frame is an LBRR copy (§4.2.4), coded as an active one.
+    func decodeFrame(_ rd: inout OpusRangeDecoder, lost: Bool, redundant: Bool = false, coding: SILKConditionalCoding,
                      out: UnsafeMutablePointer<Int16>)
     {
         var p = parameters
         p.ltpScaleQ14 = 0
         if !lost {
-            decodeIndices(&rd, frameIndex: framesDecoded, lbrr: false, coding: coding)
+            decodeIndices(&rd, frameIndex: framesDecoded, lbrr: redundant, coding: coding)
             SILKExcitation.decodePulses(&rd, into: scratchPulses, signalType: indices.signalType,
                                         quantOffsetType: indices.quantOffsetType, frameLength: frameLength)
             decodeParameters(&p, coding: coding)

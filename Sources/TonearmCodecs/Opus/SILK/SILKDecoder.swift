@@ -15,8 +15,9 @@ import TonearmCore
 /// - **Resets:** call ``reset()`` when a SILK or hybrid frame follows a CELT-only one
 ///   (libopus re-initialises SILK then), and after a seek.
 /// - **Loss:** `lost: true` with the frame size of the missing audio and the last
-///   bandwidth conceals it (10 ms for 480, 20 ms frames otherwise). FEC (decoding the
-///   LBRR frames of the next packet in place of a lost one) is not offered yet.
+///   bandwidth and channels conceals it (10 ms for 480, 20 ms frames otherwise).
+///   ``decodeFEC(_:frameSize:bandwidth:streamChannels:output:)`` decodes the next
+///   packet's redundant copy of a lost frame instead, as libopus's `decode_fec` does.
 /// - **Channels:** `output` holds `streamChannels` channels. A stereo stream decoded
 ///   with `init(channels: 1)` gets the mid channel in both; a mono frame in a stereo
 ///   stream fills one channel, which the Opus layer copies to the other, unless it sets
@@ -43,6 +44,8 @@ final class SILKDecoder {
     /// Stereo frames decoded so far that coded only the mid channel (for tests that check
     /// a stream exercises them).
     private(set) var midOnlyFrameCount = 0
+    /// Frames decoded from LBRR copies by ``decodeFEC(_:frameSize:bandwidth:streamChannels:output:)``.
+    private(set) var redundantFrameCount = 0
     private let channelState = [SILKChannelState(), SILKChannelState()]
     private var stereo = SILKStereoState()
     private var previousInternalChannels = 0
@@ -88,6 +91,30 @@ final class SILKDecoder {
     func decode(_ decoder: inout OpusRangeDecoder, frameSize: Int, bandwidth: OpusBandwidth, streamChannels: Int,
                 lost: Bool, output: UnsafeMutablePointer<Float>) throws(AudioError)
     {
+        try decode(&decoder, frameSize: frameSize, bandwidth: bandwidth, streamChannels: streamChannels,
+                   mode: lost ? .lost : .normal, output: output)
+    }
+
+    /// Forward error correction (RFC 6716 §4.2.4, libopus's `decode_fec`): decodes, in
+    /// place of a lost frame, the low-bitrate redundant (LBRR) copy of it that the next
+    /// packet carries. `decoder` stands at the start of the next packet's first frame;
+    /// `frameSize`, `bandwidth` and `streamChannels` are that packet's. Frames without an
+    /// LBRR copy are concealed. The Opus layer conceals any part of the gap before the
+    /// next packet's duration first, as libopus does, and decodes the next packet
+    /// normally afterwards (from a fresh range decoder).
+    func decodeFEC(_ decoder: inout OpusRangeDecoder, frameSize: Int, bandwidth: OpusBandwidth, streamChannels: Int,
+                   output: UnsafeMutablePointer<Float>) throws(AudioError)
+    {
+        try decode(&decoder, frameSize: frameSize, bandwidth: bandwidth, streamChannels: streamChannels,
+                   mode: .redundancy, output: output)
+    }
+
+    private enum Mode { case normal, lost, redundancy }
+
+    private func decode(_ decoder: inout OpusRangeDecoder, frameSize: Int, bandwidth: OpusBandwidth, streamChannels: Int,
+                        mode: Mode, output: UnsafeMutablePointer<Float>) throws(AudioError)
+    {
+        let lost = mode == .lost
         let framesPerPacket: Int
         let subframes: Int
         switch frameSize {
@@ -127,7 +154,7 @@ final class SILKDecoder {
         previousInternalChannels = internalChannels
 
         if !lost {
-            readHeader(&decoder, channels: internalChannels)
+            readHeader(&decoder, channels: internalChannels, skipRedundancy: mode == .normal)
         }
 
         let frameLength = mid.frameLength
@@ -138,9 +165,10 @@ final class SILKDecoder {
             var prediction: (Int32, Int32) = (0, 0)
             var midOnly = false
             if internalChannels == 2 {
-                if !lost {
+                if mode == .normal || (mode == .redundancy && mid.lbrrFlags[f]) {
                     prediction = SILKStereoState.decodePrediction(&decoder)
-                    midOnly = side.vadFlags[f] ? false : SILKStereoState.decodeMidOnly(&decoder)
+                    let sideCoded = mode == .normal ? side.vadFlags[f] : side.lbrrFlags[f]
+                    midOnly = sideCoded ? false : SILKStereoState.decodeMidOnly(&decoder)
                 } else {
                     prediction = stereo.predPrevQ13
                 }
@@ -149,7 +177,12 @@ final class SILKDecoder {
             if internalChannels == 2 && !midOnly && previousMidOnly {
                 side.resetSidePrediction()
             }
-            let hasSide = lost ? !previousMidOnly : !midOnly
+            let hasSide: Bool
+            switch mode {
+            case .normal: hasSide = !midOnly
+            case .lost: hasSide = !previousMidOnly
+            case .redundancy: hasSide = !previousMidOnly || (internalChannels == 2 && side.lbrrFlags[f])
+            }
             for n in 0..<internalChannels {
                 let state = channelState[n]
                 let out = n == 0 ? x1 + 2 : x2 + 2
@@ -159,12 +192,16 @@ final class SILKDecoder {
                     let coding: SILKConditionalCoding
                     if f == 0 {
                         coding = .independently
+                    } else if mode == .redundancy {
+                        coding = state.lbrrFlags[f - 1] ? .conditionally : .independently
                     } else if n > 0 && previousMidOnly {
                         coding = .independentlyNoLTPScaling
                     } else {
                         coding = .conditionally
                     }
-                    state.decodeFrame(&decoder, lost: lost, coding: coding, out: out)
+                    let coded = mode == .normal || (mode == .redundancy && state.lbrrFlags[f])
+                    if mode == .redundancy && coded { redundantFrameCount += 1 }
+                    state.decodeFrame(&decoder, lost: !coded, redundant: mode == .redundancy, coding: coding, out: out)
                 } else {
                     out.update(repeating: 0, count: frameLength)
                 }
@@ -210,7 +247,7 @@ final class SILKDecoder {
 
     /// §4.2.3 – §4.2.4: the VAD and LBRR flags of every channel, then the LBRR frames,
     /// which normal decoding reads past.
-    private func readHeader(_ rd: inout OpusRangeDecoder, channels: Int) {
+    private func readHeader(_ rd: inout OpusRangeDecoder, channels: Int, skipRedundancy: Bool) {
         for n in 0..<channels {
             let state = channelState[n]
             for i in 0..<state.framesPerPacket { state.vadFlags[i] = rd.decodeBit(logp: 1) }
@@ -228,6 +265,7 @@ final class SILKDecoder {
                 for i in 0..<state.framesPerPacket { state.lbrrFlags[i] = (symbol >> i) & 1 == 1 }
             }
         }
+        guard skipRedundancy else { return }
         let side = channelState[1]
         for i in 0..<channelState[0].framesPerPacket {
             for n in 0..<channels where channelState[n].lbrrFlags[i] {
