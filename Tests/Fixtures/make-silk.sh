@@ -11,7 +11,8 @@
 # second voiced part, 2 s in all at 16 kHz. The stereo source puts two such voices at
 # different pitches into the two channels, partly mixed, so mid and side both carry
 # signal. libopus in VoIP mode at 16-24 kbit/s with a cutoff codes these as SILK-only
-# frames of the bandwidth the cutoff names (4000 NB, 6000 MB, 8000 WB).
+# frames of the bandwidth the cutoff names (4000 NB, 6000 MB, 8000 WB). The -fec files
+# need a little more rate: below it libopus writes no LBRR frames.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 

@@ -357,11 +357,17 @@ final class SILKDecoderTests: XCTestCase {
                 let bandwidth = OpusBandwidth(rawValue: (trial / 4) % 5)!
                 let streamChannels = 1 + (trial / 20) % channels
                 let lost = trial % 7 == 6
+                let redundancy = trial % 11 == 5
                 try bytes.withUnsafeBytes { raw in
                     var rd = OpusRangeDecoder(raw)
                     try planar.withUnsafeMutableBufferPointer { buf in
-                        try decoder.decode(&rd, frameSize: frameSize, bandwidth: bandwidth,
-                                           streamChannels: streamChannels, lost: lost, output: buf.baseAddress!)
+                        if redundancy {
+                            try decoder.decodeFEC(&rd, frameSize: frameSize, bandwidth: bandwidth,
+                                                  streamChannels: streamChannels, output: buf.baseAddress!)
+                        } else {
+                            try decoder.decode(&rd, frameSize: frameSize, bandwidth: bandwidth,
+                                               streamChannels: streamChannels, lost: lost, output: buf.baseAddress!)
+                        }
                     }
                 }
                 for v in planar.prefix(frameSize * streamChannels) { XCTAssertTrue(abs(v) <= 1, "trial \(trial)") }

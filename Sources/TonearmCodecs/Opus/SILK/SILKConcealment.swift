@@ -144,7 +144,7 @@ extension SILKChannelState {
             }
         }
         var seed = plc.randSeed
-        var lag = Int(F.rshiftRound(plc.pitchLQ8, 8))
+        var lag = max(Int(F.rshiftRound(plc.pitchLQ8, 8)), 3)
         var ltpIndex = ltpMemoryLength
         let sLTP = scratchLTP
         let sLTPQ14 = scratchLTPQ15
@@ -184,7 +184,7 @@ extension SILKChannelState {
                 }
                 plc.pitchLQ8 = F.smlawb(plc.pitchLQ8, plc.pitchLQ8, 655)
                 plc.pitchLQ8 = min(plc.pitchLQ8, F.smulbb(18, Int32(fsKHz)) << 8)
-                lag = Int(F.rshiftRound(plc.pitchLQ8, 8))
+                lag = max(Int(F.rshiftRound(plc.pitchLQ8, 8)), 3)
             }
         }
         // LPC synthesis, in place over the LTP output.

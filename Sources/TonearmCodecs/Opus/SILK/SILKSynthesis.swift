@@ -68,7 +68,9 @@ extension SILKChannelState {
                 }
 
                 if signalType == 2 {
-                    lag = p.pitchLags[k]
+                    // Decoded lags are at least 2 ms; this only keeps damaged state from
+                    // reading the LTP buffer ahead of what it has written.
+                    lag = max(p.pitchLags[k], 3)
                     // §4.2.7.9.1: re-whitening: the past output through this subframe's
                     // LPC analysis filter gives the LTP's history in the excitation domain.
                     if k == 0 || (k == 2 && interpolated) {
