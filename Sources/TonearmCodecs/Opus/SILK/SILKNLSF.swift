@@ -1,10 +1,11 @@
 /// An NLSF codebook (RFC 6716 §4.2.7.5): NB/MB (order 10) or WB (order 16).
 struct SILKNLSFCodebook: Sendable {
     let order: Int
-    let vectors = 32
+    var vectors: Int { 32 }
     /// The stage-2 step, Q16 (0.18 NB/MB, 0.15 WB).
     let stepQ16: Int32
     let stage1Q8: [UInt8]
+    /// The stage-2 residual's weights (Q9) for each stage-1 vector, derived from it.
     let stage1WeightsQ9: [Int32]
     let stage1ICDF: [UInt8]
     let prediction: [UInt8]
@@ -12,13 +13,42 @@ struct SILKNLSFCodebook: Sendable {
     let stage2ICDF: [UInt8]
     let deltaMinQ15: [Int32]
 
+    init(order: Int, stepQ16: Int32, stage1Q8: [UInt8], stage1ICDF: [UInt8], prediction: [UInt8],
+         stage2Select: [UInt8], stage2ICDF: [UInt8], deltaMinQ15: [Int32])
+    {
+        self.order = order
+        self.stepQ16 = stepQ16
+        self.stage1Q8 = stage1Q8
+        self.stage1ICDF = stage1ICDF
+        self.prediction = prediction
+        self.stage2Select = stage2Select
+        self.stage2ICDF = stage2ICDF
+        self.deltaMinQ15 = deltaMinQ15
+        // §4.2.7.5.3: w2 = 1024/(c[k] − c[k−1]) + 1024/(c[k+1] − c[k]) in Q18 (c[−1] = 0,
+        // c[order] = 256), and w = √w2 by SILK's square-root approximation, in Q9.
+        var weights = [Int32](repeating: 0, count: stage1Q8.count)
+        for base in stride(from: 0, to: stage1Q8.count, by: order) {
+            for k in 0..<order {
+                let c = Int32(stage1Q8[base + k])
+                let before = k > 0 ? Int32(stage1Q8[base + k - 1]) : 0
+                let after = k < order - 1 ? Int32(stage1Q8[base + k + 1]) : 256
+                let w2 = (1024 / max(c - before, 1) + 1024 / max(after - c, 1)) << 16
+                let bits = 32 - SILKFixedPoint.clz32(w2)
+                let fraction = (w2 >> (bits - 8)) & 127
+                let y: Int32 = (bits & 1 != 0 ? 32768 : 46214) >> ((32 - bits) >> 1)
+                weights[base + k] = y + ((213 * fraction * y) >> 16)
+            }
+        }
+        stage1WeightsQ9 = weights
+    }
+
     static let narrowMedium = SILKNLSFCodebook(
-        order: 10, stepQ16: 11797, stage1Q8: SILKTables.nlsfCB1NBMBQ8, stage1WeightsQ9: SILKTables.nlsfCB1WghtNBMBQ9,
+        order: 10, stepQ16: 11797, stage1Q8: SILKTables.nlsfCB1NBMBQ8,
         stage1ICDF: SILKTables.nlsfCB1NBMBICDF, prediction: SILKTables.nlsfPredNBMBQ8,
         stage2Select: SILKTables.nlsfCB2SelectNBMB, stage2ICDF: SILKTables.nlsfCB2NBMBICDF,
         deltaMinQ15: SILKTables.nlsfDeltaMinNBMBQ15)
     static let wideband = SILKNLSFCodebook(
-        order: 16, stepQ16: 9830, stage1Q8: SILKTables.nlsfCB1WBQ8, stage1WeightsQ9: SILKTables.nlsfCB1WghtWBQ9,
+        order: 16, stepQ16: 9830, stage1Q8: SILKTables.nlsfCB1WBQ8,
         stage1ICDF: SILKTables.nlsfCB1WBICDF, prediction: SILKTables.nlsfPredWBQ8,
         stage2Select: SILKTables.nlsfCB2SelectWB, stage2ICDF: SILKTables.nlsfCB2WBICDF,
         deltaMinQ15: SILKTables.nlsfDeltaMinWBQ15)
