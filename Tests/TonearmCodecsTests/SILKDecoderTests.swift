@@ -103,13 +103,14 @@ final class SILKDecoderTests: XCTestCase {
         return (samples, channels)
     }
 
+    /// `channels`: the decoder's (default: the stream's).
     static func decodeWithSILKCountingMidOnly(_ path: String, lost: Set<Int> = [], recovered: Set<Int> = [],
-                                              libopus13: Bool = false) throws
+                                              libopus13: Bool = false, channels decoderChannels: Int? = nil) throws
         -> (samples: [Float], channels: Int, midOnlyFrames: Int)
     {
         let files = try path.split(separator: "+").map { try readOpus(String($0)) }
         let packets = files.flatMap(\.packets)
-        let channels = files.map(\.channels).max() ?? 1
+        let channels = decoderChannels ?? files.map(\.channels).max() ?? 1
         let preSkip = files.first?.preSkip ?? 0
         let decoder = SILKDecoder(channels: channels)
         decoder.libopus13Concealment = libopus13
@@ -289,6 +290,21 @@ final class SILKDecoderTests: XCTestCase {
             }
             print("\(name) FEC \(spec): max \(maxDiff * 32768) LSB")
             XCTAssertEqual(firstBad, -1, "\(name): first > 1 LSB at sample \(firstBad / channels)")
+        }
+    }
+
+    /// A stereo stream decoded to mono: libopus outputs the mid channel (it still decodes
+    /// the side, whose state later frames need).
+    func testStereoStreamToMonoMatchesLibopus() throws {
+        let python = try requireTool("python3")
+        let oracle = fixturesDirectory + "/tools/opus_loss_oracle.py"
+        for name in ["nb-stereo-20", "mb-stereo-60", "wb-stereo-20-fec"] {
+            let path = fixturesDirectory + "/silk/\(name).opus"
+            let ours = try Self.decodeWithSILKCountingMidOnly(path, lost: [7], channels: 1).samples
+            let bytes = try runToolData(python, [oracle, path, "7", "1"])
+            let theirs = bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+            XCTAssertEqual(ours.count, theirs.count, name)
+            XCTAssertEqual(zip(ours, theirs).map { abs($0 - $1) }.max() ?? 1, 0, name)
         }
     }
 

@@ -2,7 +2,7 @@
 """libopus's decode of an Ogg Opus file with chosen packets lost: the oracle for Tonearm's
 SILK concealment (SILKDecoderTests).
 
-Usage: opus_loss_oracle.py FILE.opus[+FILE.opus...] LOST
+Usage: opus_loss_oracle.py FILE.opus[+FILE.opus...] LOST [CHANNELS]
        opus_loss_oracle.py --version   (libopus's version string)
   LOST: comma-separated indices of the audio packets to treat as lost (0 = the first
   packet after the two header packets); an index followed by f (as 12f) is recovered
@@ -11,6 +11,8 @@ Usage: opus_loss_oracle.py FILE.opus[+FILE.opus...] LOST
   Several files joined by + are decoded one after the other by one decoder (with the
   most channels of any, and the first file's pre-skip): a stream whose bandwidth or
   channel count changes.
+  CHANNELS: the decoder's channel count (default: the files' most), e.g. 1 to decode a
+  stereo stream to mono.
 
 Writes the interleaved 32-bit float samples at 48 kHz to stdout, pre-skip removed and
 not trimmed at the end (every packet's whole duration). A lost packet is concealed the
@@ -63,7 +65,7 @@ def main():
                                       ctypes.POINTER(ctypes.c_float), ctypes.c_int, ctypes.c_int]
     lib.opus_packet_get_nb_samples.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
     files = [packets(p) for p in path.split('+')]
-    channels = max(f[0][9] for f in files)
+    channels = int(sys.argv[3]) if len(sys.argv) > 3 else max(f[0][9] for f in files)
     pre_skip = struct.unpack('<H', files[0][0][10:12])[0]
     audio = [p for f in files for p in f[2:]]
     err = ctypes.c_int()
