@@ -112,7 +112,7 @@ extension SILKChannelState {
                 let e = excitationQ14[i + (k + subframes - 2) * subframeLength]
                 scaled[i] = F.sat16(F.smulww(e, gain) >> 8)
             }
-            (energy[k], shift[k]) = Self.sumOfSquares(scaled, count: subframeLength)
+            (energy[k], shift[k]) = scaled.withUnsafeBufferPointer { Self.sumOfSquares($0.baseAddress!, count: subframeLength) }
         }
         let randomStart: Int
         if energy[0] >> shift[1] < energy[1] >> shift[0] {
@@ -221,7 +221,7 @@ extension SILKChannelState {
     }
 
     /// The energy of `x` right-shifted so it fits 32 bits with headroom, and the shift.
-    static func sumOfSquares(_ x: [Int16], count: Int) -> (Int32, Int32) {
+    static func sumOfSquares(_ x: UnsafePointer<Int16>, count: Int) -> (Int32, Int32) {
         var shift = 31 - SILKFixedPoint.clz32(Int32(count))
         var energy = UInt32(count)
         func accumulate(_ shift: Int32, _ start: UInt32) -> UInt32 {
@@ -325,14 +325,13 @@ extension SILKChannelState {
     /// After concealment, measures the concealed energy; on the first good frame after
     /// it, ramps the frame's gain up from the concealed level if the frame is louder.
     func glueFrames(_ frame: UnsafeMutablePointer<Int16>, length: Int) {
-        let samples = [Int16](UnsafeBufferPointer(start: frame, count: length))
         if lossCount > 0 {
-            (plc.concealedEnergy, plc.concealedEnergyShift) = Self.sumOfSquares(samples, count: length)
+            (plc.concealedEnergy, plc.concealedEnergyShift) = Self.sumOfSquares(frame, count: length)
             plc.lastFrameLost = true
             return
         }
         if plc.lastFrameLost {
-            var (energy, shift) = Self.sumOfSquares(samples, count: length)
+            var (energy, shift) = Self.sumOfSquares(frame, count: length)
             if shift > plc.concealedEnergyShift {
                 plc.concealedEnergy >>= shift - plc.concealedEnergyShift
             } else if shift < plc.concealedEnergyShift {

@@ -15,7 +15,8 @@ import TonearmCore
 /// - **Resets:** call ``reset()`` when a SILK or hybrid frame follows a CELT-only one
 ///   (libopus re-initialises SILK then), and after a seek.
 /// - **Loss:** `lost: true` with the frame size of the missing audio and the last
-///   bandwidth and channels conceals it (10 ms for 480, 20 ms frames otherwise).
+///   bandwidth and channels conceals it (10 ms for 480, 20 ms frames otherwise). Other
+///   sizes throw: like libopus, split a longer gap into 20 ms chunks and a 10 ms rest.
 ///   ``decodeFEC(_:frameSize:bandwidth:streamChannels:output:)`` decodes the next
 ///   packet's redundant copy of a lost frame instead, as libopus's `decode_fec` does.
 /// - **Channels:** `output` holds `streamChannels` channels. A stereo stream decoded

@@ -10,21 +10,24 @@ struct SILKStereoState {
     /// §4.2.7.1: the two prediction weights, Q13.
     static func decodePrediction(_ rd: inout OpusRangeDecoder) -> (Int32, Int32) {
         let joint = rd.decodeICDF(SILKTables.stereoPredJointICDF, bits: 8)
-        var ix = [[0, 0, joint / 5], [0, 0, joint - 5 * (joint / 5)]]
-        for n in 0..<2 {
-            ix[n][0] = rd.decodeICDF(SILKTables.uniform3ICDF, bits: 8)
-            ix[n][1] = rd.decodeICDF(SILKTables.uniform5ICDF, bits: 8)
-        }
-        var pred: [Int32] = [0, 0]
+        let coarse = (joint / 5, joint - 5 * (joint / 5))
+        let a0 = rd.decodeICDF(SILKTables.uniform3ICDF, bits: 8)
+        let b0 = rd.decodeICDF(SILKTables.uniform5ICDF, bits: 8)
+        let a1 = rd.decodeICDF(SILKTables.uniform3ICDF, bits: 8)
+        let b1 = rd.decodeICDF(SILKTables.uniform5ICDF, bits: 8)
+        let w0 = weight(a0 + 3 * coarse.0, b0)
+        let w1 = weight(a1 + 3 * coarse.1, b1)
+        return (w0 - w1, w1)
+    }
+
+    /// One weight: `step` of five sub-steps inside interval `interval` of Table 7, Q13.
+    private static func weight(_ interval: Int, _ step: Int) -> Int32 {
         let table = SILKTables.stereoPredQuantQ13
-        for n in 0..<2 {
-            let i = min(ix[n][0] + 3 * ix[n][2], 14)
-            let low = table[i]
-            // 0.5 / 5 in Q16.
-            let step = SILKFixedPoint.smulwb(table[i + 1] - low, 6554)
-            pred[n] = SILKFixedPoint.smlabb(low, step, Int32(2 * ix[n][1] + 1))
-        }
-        return (pred[0] - pred[1], pred[1])
+        let i = min(interval, 14)
+        let low = table[i]
+        // 0.5 / 5 in Q16.
+        let stepQ13 = SILKFixedPoint.smulwb(table[i + 1] - low, 6554)
+        return SILKFixedPoint.smlabb(low, stepQ13, Int32(2 * step + 1))
     }
 
     /// §4.2.7.2: whether only the mid channel is coded in this frame.
