@@ -37,7 +37,8 @@ enum EBML {
         for k in 0..<idLength { id = id << 8 | UInt32(p[at + k]) }
         let valueBits = UInt32(7 * idLength)
         let value = id & ((1 << valueBits) - 1)
-        guard value != 0, value != (1 << valueBits) - 1 else { throw fail("a reserved element ID 0x\(String(id, radix: 16))") }
+        // All ones is reserved (§5). All zeros is too, but Matroska's ChapterDisplay is 0x80.
+        guard value != (1 << valueBits) - 1 else { throw fail("a reserved element ID 0x\(String(id, radix: 16))") }
         let s = at + idLength
         guard let sizeLength = length(p[s]), sizeLength <= maxSizeLength else {
             throw fail("an element size longer than \(maxSizeLength) bytes (ID 0x\(String(id, radix: 16)))")

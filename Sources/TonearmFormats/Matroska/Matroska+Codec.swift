@@ -161,7 +161,9 @@ struct MatroskaAudio {
         switch kind {
         case .opus: return OggCodec.opusFrames(p)
         case .vorbis: return vorbis?.frames(of: p) ?? 0
-        case .flac: return OggCodec.flacFrames(p)
+        // A fixed block size counts every packet whole, as native FLAC does: the short
+        // last block ends in remainder frames (STREAMINFO's total decides them).
+        case .flac: return format.framesPerPacket > 0 ? format.framesPerPacket : OggCodec.flacFrames(p)
         case .eac3: return MatroskaAudio.eac3Frames(p)
         case .pcm: return format.bytesPerFrame > 0 ? UInt32(p.count / Int(format.bytesPerFrame)) : 0
         case .aac, .mpeg, .ac3: return format.framesPerPacket
