@@ -545,3 +545,123 @@ final class MatroskaTests: XCTestCase {
         }
     }
 }
+
+/// Small Matroska files written element by element, for what ffmpeg does not write.
+enum MatroskaWriter {
+    static func id(_ v: UInt32) -> [UInt8] {
+        let n = max(1, (32 - v.leadingZeroBitCount + 7) / 8)
+        return (0..<n).map { UInt8(truncatingIfNeeded: v >> UInt32(8 * (n - 1 - $0))) }
+    }
+    /// An 8-byte size (or the unknown size).
+    static func size(_ n: Int?) -> [UInt8] {
+        guard let n else { return [0x01, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF] }
+        return [0x01] + (0..<7).map { UInt8(truncatingIfNeeded: n >> (8 * (6 - $0))) }
+    }
+    static func element(_ i: UInt32, _ body: [UInt8], unknownSize: Bool = false) -> [UInt8] {
+        id(i) + size(unknownSize ? nil : body.count) + body
+    }
+    static func uint(_ i: UInt32, _ v: UInt64) -> [UInt8] {
+        element(i, (0..<8).map { UInt8(truncatingIfNeeded: v >> UInt64(8 * (7 - $0))) })
+    }
+    static func string(_ i: UInt32, _ s: String) -> [UInt8] { element(i, Array(s.utf8)) }
+
+    static func header(docType: String = "matroska", maxSizeLength: UInt64 = 8) -> [UInt8] {
+        element(MKV.ebml, uint(MKV.ebmlVersion, 1) + uint(MKV.ebmlMaxIDLength, 4) + uint(MKV.ebmlMaxSizeLength, maxSizeLength)
+            + string(MKV.docType, docType))
+    }
+    /// A mono 16-bit PCM track at 8 kHz, with extra elements for the entry.
+    static func tracks(extra: [UInt8] = []) -> [UInt8] {
+        let rate = Double(8000).bitPattern
+        let audio = element(MKV.audio, element(MKV.samplingFrequency, (0..<8).map { UInt8(truncatingIfNeeded: rate >> UInt64(8 * (7 - $0))) })
+            + uint(MKV.channels, 1) + uint(MKV.bitDepth, 16))
+        return element(MKV.tracks, element(MKV.trackEntry, uint(MKV.trackNumber, 1) + uint(MKV.trackUID, 7) + uint(MKV.trackType, 2)
+            + string(MKV.codecID, "A_PCM/INT/LIT") + audio + extra))
+    }
+    /// A Cluster at `time` ms with one SimpleBlock of `frames` 16-bit frames (sample values k).
+    static func cluster(time: UInt64, frames: Int, unknownSize: Bool = false) -> [UInt8] {
+        var block: [UInt8] = [0x81, 0, 0, 0x80]
+        for k in 0..<frames { block += [UInt8(k & 0xFF), 0] }
+        return element(MKV.cluster, uint(MKV.timestamp, time) + element(MKV.simpleBlock, block), unknownSize: unknownSize)
+    }
+    static func file(_ segment: [UInt8], unknownSize: Bool = false, docType: String = "matroska") -> [UInt8] {
+        header(docType: docType) + element(MKV.segment, segment, unknownSize: unknownSize)
+    }
+}
+
+final class MatroskaSyntheticTests: XCTestCase {
+    /// The written file reads on both paths: two Clusters of 160 and 80 frames.
+    func testWrittenFileReads() throws {
+        let bytes = MatroskaWriter.file(MatroskaWriter.tracks() + MatroskaWriter.cluster(time: 0, frames: 160)
+            + MatroskaWriter.cluster(time: 20, frames: 80))
+        let file = try AudioFile(source: MemorySource(bytes))
+        XCTAssertEqual(try file.audioDataPacketCount, 240)
+        XCTAssertEqual(try file.dataFormat.bytesPerFrame, 2)
+        let (data, _) = try file.readPacketData(startingAt: 150, count: 20)
+        var expected: [UInt8] = []
+        for k in Array(150..<160) + Array(0..<10) { expected += [UInt8(k), 0] }
+        XCTAssertEqual(data, expected)
+        XCTAssertNil(dripFeedMismatch(bytes))
+        XCTAssertEqual(feed(bytes, pattern: .oneByteAtATime).packetSizes.count, 240)
+    }
+
+    /// A CodecPrivate over 1 MiB and a block over 16 MiB are limit errors; an
+    /// EBMLMaxSizeLength over 8 and a DocType other than matroska/webm are refused.
+    func testUntrustedSizesAreBounded() throws {
+        let big = MatroskaWriter.file(MatroskaWriter.tracks(extra: MatroskaWriter.element(MKV.codecPrivate, Array(repeating: 0, count: 2 << 20)))
+            + MatroskaWriter.cluster(time: 0, frames: 10))
+        XCTAssertThrowsError(try AudioFile(source: MemorySource(big))) { e in
+            XCTAssertEqual((e as? AudioError)?.category, .limit, "\(e)")
+        }
+        // (In a Cluster of known size, a block that runs past it is damage, passed over.)
+        var block = MatroskaWriter.file(MatroskaWriter.tracks() + MatroskaWriter.cluster(time: 0, frames: 10, unknownSize: true), unknownSize: true)
+        let at = try XCTUnwrap(block.indices.last { block[$0] == 0xA3 && block[$0 + 1] == 0x01 })
+        block.replaceSubrange((at + 1)..<(at + 9), with: MatroskaWriter.size(32 << 20))
+        for r in [feed(block, pattern: .randomChunks(seed: 1, maximum: 64))] {
+            XCTAssertEqual(r.error?.category, .limit, "\(r)")
+        }
+        XCTAssertThrowsError(try AudioFile(source: MemorySource(block))) { e in
+            XCTAssertEqual((e as? AudioError)?.category, .limit, "\(e)")
+        }
+        let wide = MatroskaWriter.header(maxSizeLength: 9) + MatroskaWriter.element(MKV.segment, MatroskaWriter.tracks())
+        XCTAssertThrowsError(try AudioFile(source: MemorySource(wide))) { e in
+            XCTAssertEqual((e as? AudioError)?.code, .invalidFile, "\(e)")
+        }
+        let other = MatroskaWriter.file(MatroskaWriter.tracks(), docType: "notmkv")
+        XCTAssertThrowsError(try AudioFile(source: MemorySource(other))) { e in
+            XCTAssertEqual((e as? AudioError)?.code, .unsupportedFileType, "\(e)")
+        }
+    }
+
+    /// Tracks after the Clusters, found through the SeekHead: AudioFile fetches them; a
+    /// stream without a byte-range fetcher cannot, and says so; with one, it plays.
+    func testTracksAfterClustersThroughTheSeekHead() throws {
+        let clusters = MatroskaWriter.cluster(time: 0, frames: 100) + MatroskaWriter.cluster(time: 13, frames: 100)
+        // SeekHead: one Seek of fixed size (IDs and 8-byte positions), placed first.
+        func seekHead(_ position: Int) -> [UInt8] {
+            MatroskaWriter.element(MKV.seekHead, MatroskaWriter.element(MKV.seek, MatroskaWriter.element(MKV.seekID, MatroskaWriter.id(MKV.tracks))
+                + MatroskaWriter.uint(MKV.seekPosition, UInt64(position))))
+        }
+        let headSize = seekHead(0).count
+        let bytes = MatroskaWriter.file(seekHead(headSize + clusters.count) + clusters + MatroskaWriter.tracks())
+        XCTAssertEqual(try AudioFile(source: MemorySource(bytes)).audioDataPacketCount, 200)
+        let r = feed(bytes, pattern: .allAtOnce)
+        XCTAssertEqual(r.error?.code, .invalidFile, "\(r)")
+        var got = 0
+        let stream = AudioFileStream(propertyListener: { _, _, _ in }, packets: { _, n, _, _ in got += n })
+        stream.byteRangeFetcher = { offset, count in Array(bytes[Int(offset)..<min(bytes.count, Int(offset) + count)]) }
+        try stream.parse(bytes)
+        try stream.parse(nil)
+        XCTAssertEqual(got, 200)
+    }
+
+    /// Unknown sizes everywhere (Segment and Clusters) with Void and CRC-32 between them.
+    func testUnknownSizesWithVoidAndCRC() throws {
+        let void = MatroskaWriter.element(MKV.void, [0, 0, 0])
+        let crc = MatroskaWriter.element(MKV.crc32, [1, 2, 3, 4])
+        let bytes = MatroskaWriter.file(crc + MatroskaWriter.tracks() + void + MatroskaWriter.cluster(time: 0, frames: 50, unknownSize: true)
+            + void + MatroskaWriter.cluster(time: 7, frames: 30, unknownSize: true), unknownSize: true)
+        XCTAssertEqual(try AudioFile(source: MemorySource(bytes)).audioDataPacketCount, 80)
+        XCTAssertNil(dripFeedMismatch(bytes))
+        XCTAssertEqual(feed(bytes, pattern: .randomChunks(seed: 5, maximum: 9)).packetSizes.count, 80)
+    }
+}
