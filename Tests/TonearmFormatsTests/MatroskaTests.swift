@@ -665,3 +665,47 @@ final class MatroskaSyntheticTests: XCTestCase {
         XCTAssertEqual(feed(bytes, pattern: .randomChunks(seed: 5, maximum: 9)).packetSizes.count, 80)
     }
 }
+
+final class MatroskaMutationTests: XCTestCase {
+    /// Seeded random mutations of real files (bytes overwritten, runs deleted or repeated,
+    /// sizes set to all ones) through both paths: AudioErrors only, in bounded time.
+    /// MATROSKA_MUTATIONS sets the count per file (200 by default).
+    func testRandomMutationsOnBothPaths() throws {
+        let count = Int(ProcessInfo.processInfo.environment["MATROSKA_MUTATIONS"] ?? "") ?? 200
+        for name in ["opus_stereo.webm", "live_unknown.webm", "laced_xiph.mka", "laced_fixed.mka", "tagged.mka", "vorbis_stereo.webm"] {
+            let original = try readWholeFile(MatroskaKit.path(name))
+            let done = runWithDeadline(seconds: 600) { () -> [String] in
+                var g = SeededGenerator(seed: 0x4D4B56 &+ UInt64(original.count))
+                var problems: [String] = []
+                for _ in 0..<count {
+                    var b = original
+                    for _ in 0..<Int.random(in: 1...6, using: &g) {
+                        let at = Int.random(in: 0..<b.count, using: &g)
+                        switch Int.random(in: 0..<5, using: &g) {
+                        case 0: b[at] = UInt8.random(in: 0...255, using: &g)
+                        case 1: b[at] ^= 1 << UInt8.random(in: 0..<8, using: &g)
+                        case 2: b.removeSubrange(at..<min(b.count, at + Int.random(in: 1...64, using: &g)))
+                        case 3: b.insert(contentsOf: b[at..<min(b.count, at + Int.random(in: 1...64, using: &g))], at: at)
+                        default: b[at] = 0x01; for k in 1..<8 where at + k < b.count { b[at + k] = 0xFF }
+                        }
+                        if b.isEmpty { b = [0x1A] }
+                    }
+                    let r = feed(b, pattern: .randomChunks(seed: g.next() % 100, maximum: 700))
+                    _ = r
+                    do {
+                        let f = try AudioFile(source: MemorySource(b))
+                        if let n = try? f.audioDataPacketCount, n > 0 {
+                            _ = try? f.readPacketData(startingAt: 0, count: 8)
+                            _ = try? f.readPacketData(startingAt: n / 2, count: 8)
+                        }
+                    } catch is AudioError {
+                    } catch {
+                        problems.append("\(error)")
+                    }
+                }
+                return problems
+            }
+            XCTAssertEqual(try XCTUnwrap(done, "\(name): the mutations did not end in time"), [], name)
+        }
+    }
+}
