@@ -31,6 +31,8 @@
 #   laced_xiph.mka       opus_mono.mka's packets, 4 to a SimpleBlock, Xiph lacing
 #   laced_ebml.mka       the same with EBML lacing
 #   laced_fixed.mka      ac3_stereo.mka's packets, 4 to a SimpleBlock, fixed-size lacing
+#   stripped_ac3.mka     ac3_stereo.mka with header stripping (ContentCompAlgo 3): the
+#                        sync word 0B 77 cut from every frame, given in ContentCompSettings
 # The laced files get a DefaultDuration (20 ms, 32 ms), which times the laced frames, and
 # lose their SeekHead and Cues (matroska_rewrite.py cannot keep the offsets right).
 set -euo pipefail
@@ -99,6 +101,8 @@ done
 python3 tools/matroska_rewrite.py "$OUT/opus_mono.mka" "$OUT/laced_xiph.mka" --lace xiph
 python3 tools/matroska_rewrite.py "$OUT/opus_mono.mka" "$OUT/laced_ebml.mka" --lace ebml
 python3 tools/matroska_rewrite.py "$OUT/ac3_stereo.mka" "$OUT/laced_fixed.mka" --lace fixed
+# Header stripping: every AC-3 frame begins with the sync word 0B 77.
+python3 tools/matroska_rewrite.py "$OUT/ac3_stereo.mka" "$OUT/stripped_ac3.mka" --strip 0b77
 
 for f in "$OUT"/*.webm "$OUT"/*.mka; do python3 tools/matroska_golden.py "$f"; done
 echo "matroska fixtures: $(du -ch "$OUT" | tail -1)"

@@ -107,7 +107,7 @@ enum MatroskaKit {
 
 final class MatroskaTests: XCTestCase {
     func testFixturesExist() {
-        XCTAssertEqual(MatroskaKit.fixtures.count, 17, "run Tests/Fixtures/make-matroska.sh")
+        XCTAssertEqual(MatroskaKit.fixtures.count, 18, "run Tests/Fixtures/make-matroska.sh")
     }
 
     /// AudioFile against ffprobe: type, format, cookie, every packet's size, all packet bytes
@@ -308,6 +308,25 @@ final class MatroskaTests: XCTestCase {
             let sizeLength = bytes[first + 1].leadingZeroBitCount + 1
             XCTAssertEqual(bytes[first + 1 + sizeLength + 3] & 0x06, bits, name)
         }
+    }
+
+    /// Header stripping (ContentCompAlgo 3): the packets are the original file's, the sync
+    /// word put back, on both paths and through random access.
+    func testHeaderStrippingIsUndone() throws {
+        let stripped = try AudioFile(path: MatroskaKit.path("stripped_ac3.mka"))
+        let original = try MatroskaKit.readAll(try AudioFile(path: MatroskaKit.path("ac3_stereo.mka")))
+        XCTAssertEqual(try MatroskaKit.readAll(stripped, chunk: 5), original)
+        XCTAssertEqual(try stripped.properties.packetTable?.map(\.dataByteSize), original.map { UInt32($0.count) })
+        XCTAssertEqual(try stripped.maximumPacketSize, 768)
+        let (data, d) = try stripped.readPacketData(startingAt: 10, count: 3)
+        XCTAssertEqual(d?.count, 3)
+        XCTAssertEqual(data, Array(original[10..<13].joined()))
+        let bytes = try readWholeFile(MatroskaKit.path("stripped_ac3.mka"))
+        XCTAssertNil(dripFeedMismatch(bytes))
+        let r = feed(bytes, pattern: .randomChunks(seed: 6, maximum: 500))
+        XCTAssertNil(r.error)
+        XCTAssertEqual(r.packetData, Array(original.joined()))
+        XCTAssertEqual(r.packetSizes, original.map(\.count))
     }
 
     /// Live WebM: an unknown-size Segment (both files) and unknown-size Clusters
@@ -672,7 +691,8 @@ final class MatroskaMutationTests: XCTestCase {
     /// MATROSKA_MUTATIONS sets the count per file (200 by default).
     func testRandomMutationsOnBothPaths() throws {
         let count = Int(ProcessInfo.processInfo.environment["MATROSKA_MUTATIONS"] ?? "") ?? 200
-        for name in ["opus_stereo.webm", "live_unknown.webm", "laced_xiph.mka", "laced_fixed.mka", "tagged.mka", "vorbis_stereo.webm"] {
+        for name in ["opus_stereo.webm", "live_unknown.webm", "laced_xiph.mka", "laced_fixed.mka", "tagged.mka", "vorbis_stereo.webm",
+                     "stripped_ac3.mka"] {
             let original = try readWholeFile(MatroskaKit.path(name))
             let done = runWithDeadline(seconds: 600) { () -> [String] in
                 var g = SeededGenerator(seed: 0x4D4B56 &+ UInt64(original.count))

@@ -81,6 +81,12 @@ enum MKV {
     static let channels: UInt32 = 0x9F
     static let bitDepth: UInt32 = 0x6264
     static let contentEncodings: UInt32 = 0x6D80
+    static let contentEncoding: UInt32 = 0x6240
+    static let contentEncodingScope: UInt32 = 0x5032
+    static let contentEncodingType: UInt32 = 0x5033
+    static let contentCompression: UInt32 = 0x5034
+    static let contentCompAlgo: UInt32 = 0x4254
+    static let contentCompSettings: UInt32 = 0x4255
 
     // Cues (§5.1.5)
     static let cuePoint: UInt32 = 0xBB

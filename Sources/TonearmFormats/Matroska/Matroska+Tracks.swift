@@ -22,8 +22,14 @@ struct MatroskaTrack: Sendable {
     var outputSamplingFrequency: Double?
     var channels: UInt64 = 1
     var bitDepth: UInt64?
-    /// ContentEncodings: the frames are compressed or encrypted, which Tonearm does not undo.
+    /// ContentEncodings that Tonearm does not undo: zlib, bzip2 or LZO compression, encryption.
     var hasContentEncoding = false
+    /// Header stripping (ContentCompAlgo 3, RFC 9559 §5.1.4.1.31.10): the bytes removed from
+    /// the front of every frame, which the reader puts back.
+    var strippedHeader: [UInt8]?
+
+    /// The most bytes header stripping may remove from each frame.
+    static let maximumStrippedHeader = 4096
 
     /// The largest CodecPrivate kept (a Vorbis setup header with large codebooks stays far below).
     static let maximumCodecPrivateSize = 1 << 20
@@ -40,6 +46,30 @@ struct MatroskaTrack: Sendable {
         case 33: "metadata"
         default: "type \(type)"
         }
+    }
+
+    /// ContentEncodings (RFC 9559 §5.1.4.1.31): one encoding that strips a header from the
+    /// frames is undone; any other makes the track unreadable.
+    mutating func readContentEncodings(_ b: [UInt8], _ range: Range<Int>) {
+        let encodings = EBML.children(b, range).filter { $0.id == MKV.contentEncoding }
+        guard encodings.count == 1 else {
+            hasContentEncoding = !encodings.isEmpty
+            return
+        }
+        let c = EBML.children(b, encodings[0].body)
+        let scope = EBML.child(MKV.contentEncodingScope, in: c).flatMap { EBML.uint(b[$0]) } ?? 1
+        let type = EBML.child(MKV.contentEncodingType, in: c).flatMap { EBML.uint(b[$0]) } ?? 0
+        if scope == 1, type == 0, let compression = EBML.child(MKV.contentCompression, in: c) {
+            let cc = EBML.children(b, compression)
+            let algo = EBML.child(MKV.contentCompAlgo, in: cc).flatMap { EBML.uint(b[$0]) } ?? 0
+            if algo == 3, let settings = EBML.child(MKV.contentCompSettings, in: cc),
+               settings.count <= MatroskaTrack.maximumStrippedHeader
+            {
+                strippedHeader = Array(b[settings])
+                return
+            }
+        }
+        hasContentEncoding = true
     }
 
     /// Reads the TrackEntry elements of a Tracks body.
@@ -66,7 +96,7 @@ struct MatroskaTrack: Sendable {
                 case MKV.seekPreRoll: t.seekPreRoll = EBML.uint(v) ?? 0
                 case MKV.name: t.name = EBML.string(v)
                 case MKV.language: t.language = EBML.string(v)
-                case MKV.contentEncodings: t.hasContentEncoding = true
+                case MKV.contentEncodings: t.readContentEncodings(b, body)
                 case MKV.audio:
                     for (aid, abody) in EBML.children(b, body) {
                         let a = b[abody]
@@ -97,10 +127,14 @@ struct MatroskaTrack: Sendable {
             let kinds = tracks.map { "\($0.kindName) \($0.codecID)" }
             throw AudioError(.unsupportedDataFormat, "the Matroska file has no audio track (it has: \(kinds.joined(separator: ", ")))")
         }
-        let usable = audio.filter { MatroskaAudio.isSupported(tracks[$0].codecID) && !tracks[$0].hasContentEncoding }
+        let usable = audio.filter {
+            let t = tracks[$0]
+            return MatroskaAudio.isSupported(t.codecID) && !t.hasContentEncoding
+                && !(t.strippedHeader != nil && MatroskaAudio.pcmIDs.contains(t.codecID))
+        }
         guard !usable.isEmpty else {
             let t = tracks[audio[0]]
-            if t.hasContentEncoding && MatroskaAudio.isSupported(t.codecID) {
+            if (t.hasContentEncoding || t.strippedHeader != nil) && MatroskaAudio.isSupported(t.codecID) {
                 throw AudioError(.unsupportedDataFormat, "the Matroska audio track's frames are compressed or encrypted (ContentEncodings)")
             }
             throw AudioError(.unsupportedDataFormat, "Matroska codec \(audio.map { tracks[$0].codecID }.joined(separator: ", ")) is not supported")

@@ -105,11 +105,15 @@ extension MatroskaParser {
         return (Int64(saturating: (perFrame * Double(frame + audio.primingFrames)).rounded(.down)), true)
     }
 
-    /// PCM on the random-access path: packets are frames, gathered from the blocks; nil for
-    /// other formats, whose packets the packet table places.
+    /// PCM on the random-access path: packets are frames, gathered from the blocks; with
+    /// header stripping, each packet is the stripped bytes and the frame's. Nil for the rest,
+    /// whose packets lie as the packet table places them.
     public func readPackets(startingAt start: Int64, count: Int, fetch: ByteRangeFetcher) throws(AudioError)
         -> (data: [UInt8], descriptions: [PacketDescription])?
     {
+        if let stripped = track?.strippedHeader, !stripped.isEmpty, properties.packetTable != nil {
+            return try strippedPackets(start, count, stripped, fetch)
+        }
         guard pcmIndexed, let audio else { return nil }
         let bpf = Int(audio.format.bytesPerFrame)
         guard start >= 0, count >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(start), count \(count)") }
@@ -133,6 +137,28 @@ extension MatroskaParser {
         }
         let got = data.count / max(1, bpf)
         let descriptions = (0..<got).map { PacketDescription(startOffset: Int64($0 * bpf), variableFramesInPacket: 0, dataByteSize: UInt32(bpf)) }
+        return (data, descriptions)
+    }
+
+    private func strippedPackets(_ start: Int64, _ count: Int, _ stripped: [UInt8], _ fetch: ByteRangeFetcher) throws(AudioError)
+        -> (data: [UInt8], descriptions: [PacketDescription])
+    {
+        guard start >= 0, count >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(start), count \(count)") }
+        guard start < Int64(packetIndex.count) else {
+            throw AudioError(.endOfFile, "packet \(start) is past the last packet (\(packetIndex.count))")
+        }
+        let end = min(packetIndex.count, Int(start) + count)
+        var data: [UInt8] = []
+        var descriptions: [PacketDescription] = []
+        let countsFrames = audio?.countsFrames ?? false
+        for e in packetIndex[Int(start)..<end] {
+            let bytes = try fetch(e.offset, Int(e.size))
+            guard bytes.count == Int(e.size) else { throw AudioError(.endOfFile, "the file ends inside packet data") }
+            descriptions.append(PacketDescription(startOffset: Int64(data.count), variableFramesInPacket: countsFrames ? e.frames : 0,
+                                                  dataByteSize: UInt32(stripped.count) + e.size))
+            data += stripped
+            data += bytes
+        }
         return (data, descriptions)
     }
 }

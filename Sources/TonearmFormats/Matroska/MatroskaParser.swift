@@ -30,7 +30,10 @@ struct MatroskaPacketEntry: Sendable, Equatable {
 ///   element that cannot be its child begins (RFC 8794 §6.2). SimpleBlocks and BlockGroups
 ///   (at most ``maximumBlockSize`` bytes) are split into their frames, with Xiph, EBML or
 ///   fixed-size lacing; each frame is a packet. Frames per packet come from the codec;
-///   times from the Cluster's Timestamp and the block's, scaled by TimestampScale.
+///   times from the Cluster's Timestamp and the block's, scaled by TimestampScale. Header
+///   stripping (ContentCompAlgo 3) is undone: the packets are put together with the
+///   stripped bytes (`ParseStep.ownedPackets` on the push path, ``readPackets(startingAt:count:fetch:)``
+///   on the random-access path); other ContentEncodings make a track unreadable.
 /// - **Gapless.** Opus's CodecDelay is the priming; the DiscardPadding of the last block is
 ///   the remainder (PacketTableInfo), announced at the end of the stream on the push path.
 /// - **Push path.** Once the first Cluster begins, the properties are announced and 'redy';
@@ -94,6 +97,7 @@ public final class MatroskaParser: PropertyStoringParser {
     private enum Action {
         case consume(Int)
         case packets(byteCount: Int, count: Int, descriptions: [PacketDescription]?)
+        case owned([UInt8], [PacketDescription])
     }
 
     var state = State.ebmlHeader
@@ -475,6 +479,10 @@ public final class MatroskaParser: PropertyStoringParser {
         var pcmFrames = 0
         let blockNumber = packetNumber
         let blockPts = position ?? 0
+        // Header stripping: each packet is the stripped bytes, then the frame's (handed on as
+        // packets the parser puts together).
+        let stripped = track.strippedHeader ?? []
+        var owned: [UInt8] = []
         for f in block.frames where !f.isEmpty {
             var size = f.count
             let at = blockRange.lowerBound + f.lowerBound
@@ -483,19 +491,29 @@ public final class MatroskaParser: PropertyStoringParser {
                 guard size > 0 else { continue }
             }
             let bytes = UnsafeRawBufferPointer(rebasing: element[at..<at + size])
-            var frames = self.audio!.frames(of: bytes)
-            if frames == 0 && audio.kind != .vorbis { frames = fallback }
-            let entry = MatroskaPacketEntry(offset: input.offset + Int64(at), size: UInt32(size), frames: frames,
-                                            pts: position ?? 0, block: input.offset)
-            position = (position ?? 0) &+ Int64(frames)
-            try record(entry, bytes)
+            var frames: UInt32
+            if stripped.isEmpty {
+                frames = self.audio!.frames(of: bytes)
+                try record(MatroskaPacketEntry(offset: input.offset + Int64(at), size: UInt32(size), frames: 0,
+                                               pts: position ?? 0, block: input.offset), bytes, frames: &frames, fallback: fallback)
+            } else {
+                let start = owned.count
+                owned += stripped
+                owned.append(contentsOf: bytes)
+                frames = owned[start...].withUnsafeBytes { self.audio!.frames(of: $0) }
+                try owned[start...].withBytes { whole throws(AudioError) in
+                    try record(MatroskaPacketEntry(offset: input.offset + Int64(at), size: UInt32(size), frames: 0,
+                                                   pts: position ?? 0, block: input.offset), whole, frames: &frames, fallback: fallback)
+                }
+            }
             if firstFrame == nil { firstFrame = at }
             if isPCM {
                 pcmFrames += Int(frames)
             } else {
-                descriptions.append(PacketDescription(startOffset: Int64(at - firstFrame!),
+                let offset = stripped.isEmpty ? at - firstFrame! : owned.count - size - stripped.count
+                descriptions.append(PacketDescription(startOffset: Int64(offset),
                                                       variableFramesInPacket: audio.countsFrames ? frames : 0,
-                                                      dataByteSize: UInt32(size)))
+                                                      dataByteSize: UInt32(size + stripped.count)))
             }
             lastEnd = at + size
         }
@@ -512,6 +530,12 @@ public final class MatroskaParser: PropertyStoringParser {
             numberedThrough = max(numberedThrough, n + Int64(count))
         }
         if indexing { return .consume(total) }
+        if !stripped.isEmpty {
+            actions = [.owned(owned, descriptions), .consume(total)]
+            actionIndex = 0
+            state = .actions
+            return nextAction()
+        }
         actions = [.consume(first),
                    .packets(byteCount: lastEnd - first, count: count, descriptions: isPCM ? nil : descriptions),
                    .consume(total - lastEnd)]
@@ -520,11 +544,19 @@ public final class MatroskaParser: PropertyStoringParser {
         return nextAction()
     }
 
-    private func record(_ e: MatroskaPacketEntry, _ bytes: UnsafeRawBufferPointer) throws(AudioError) {
+    /// Records a packet whose bytes (the stripped header put back) are `bytes`; frames the
+    /// codec could not count (0) are `fallback`'s. Moves the running time on.
+    private func record(_ entry: MatroskaPacketEntry, _ bytes: UnsafeRawBufferPointer, frames: inout UInt32,
+                        fallback: UInt32) throws(AudioError)
+    {
+        if frames == 0 && audio?.kind != .vorbis { frames = fallback }
+        var e = entry
+        e.frames = frames
+        position = (position ?? 0) &+ Int64(frames)
         packetCount += 1
         totalFrames &+= Int64(e.frames)
-        packetBytes &+= Int64(e.size)
-        largestPacket = max(largestPacket, e.size)
+        packetBytes &+= Int64(bytes.count)
+        largestPacket = max(largestPacket, UInt32(bytes.count))
         packetObserver?(e, Array(bytes))
         if indexing {
             guard packetIndex.count < MatroskaParser.maximumPacketCount else {
@@ -543,6 +575,8 @@ public final class MatroskaParser: PropertyStoringParser {
                 if n > 0 { return .consume(n) }
             case .packets(let byteCount, let count, let descriptions):
                 if byteCount > 0 && count > 0 { return .packets(byteCount: byteCount, packetCount: count, descriptions: descriptions) }
+            case .owned(let data, let descriptions):
+                if !data.isEmpty && !descriptions.isEmpty { return .ownedPackets(data: data, descriptions: descriptions) }
             }
         }
         actions.removeAll(keepingCapacity: true)
@@ -659,9 +693,10 @@ public final class MatroskaParser: PropertyStoringParser {
             properties.audioDataPacketCount = totalFrames
             pcmIndexed = true
         } else {
+            let stripped = UInt32(track?.strippedHeader?.count ?? 0)
             properties.packetTable = packetIndex.map {
                 PacketDescription(startOffset: $0.offset - start, variableFramesInPacket: audio.countsFrames ? $0.frames : 0,
-                                  dataByteSize: $0.size)
+                                  dataByteSize: $0.size + stripped)
             }
             properties.packetTimestamps = packetIndex.map(\.pts)
             properties.audioDataPacketCount = Int64(packetIndex.count)

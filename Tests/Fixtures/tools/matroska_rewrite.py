@@ -4,6 +4,7 @@ same audio packets (see make-matroska.sh):
 
     python3 tools/matroska_rewrite.py IN OUT --lace xiph|ebml|fixed [--frames N]
     python3 tools/matroska_rewrite.py IN OUT --unknown-sizes
+    python3 tools/matroska_rewrite.py IN OUT --strip HEX
 
 --lace: the SimpleBlocks of each Cluster are grouped, N at a time (4 by default), into
 laced SimpleBlocks (RFC 9559 §10.3): Xiph lacing, EBML lacing, or fixed-size lacing (a
@@ -14,6 +15,9 @@ BlockGroup (ffmpeg writes the last Opus packet in one, for its DiscardPadding) s
 it is.
 --unknown-sizes: the Segment and every Cluster get the unknown size (8 bytes, all ones
 after the marker), as a live encoder writes them.
+--strip: header stripping (RFC 9559 ContentCompAlgo 3, as mkvmerge's header removal
+compression writes it): the bytes HEX, which every frame must begin with, are cut from each
+SimpleBlock's frame and given once in the track's ContentEncodings.
 
 Either way SeekHead, Cues and Void elements are dropped (their offsets no longer hold):
 the output has no index, so readers must scan.
@@ -23,6 +27,7 @@ import argparse
 SEGMENT, CLUSTER, SEEKHEAD, CUES, VOID, CRC32 = 0x18538067, 0x1F43B675, 0x114D9B74, 0x1C53BB6B, 0xEC, 0xBF
 TRACKS, TRACKENTRY, DEFAULTDURATION = 0x1654AE6B, 0xAE, 0x23E383
 TIMESTAMP, SIMPLEBLOCK = 0xE7, 0xA3
+CONTENTENCODINGS, CONTENTENCODING, CONTENTCOMPRESSION, COMPALGO, COMPSETTINGS = 0x6D80, 0x6240, 0x5034, 0x4254, 0x4255
 UNKNOWN8 = bytes([0x01, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])
 
 
@@ -121,7 +126,7 @@ def block_parts(body):
     return body[:track_len + 3], body[track_len + 3:]
 
 
-def rewrite_cluster(b, start, end, mode, per_block):
+def rewrite_cluster(b, start, end, mode, per_block, strip=None):
     out = b""
     pending = []  # (header, frame)
 
@@ -144,6 +149,11 @@ def rewrite_cluster(b, start, end, mode, per_block):
             continue
         if eid == SIMPLEBLOCK and mode:
             pending.append(block_parts(b[bs:be]))
+            continue
+        if eid == SIMPLEBLOCK and strip:
+            head, frame = block_parts(b[bs:be])
+            assert frame.startswith(strip), "a frame does not begin with the bytes to strip"
+            out += element(idb, head + frame[len(strip):])
             continue
         flush()
         out += idb + size_vint(be - bs) + b[bs:be]
@@ -175,7 +185,9 @@ def main():
     ap.add_argument("--lace", choices=["xiph", "ebml", "fixed"])
     ap.add_argument("--frames", type=int, default=4)
     ap.add_argument("--unknown-sizes", action="store_true")
+    ap.add_argument("--strip")
     a = ap.parse_args()
+    strip = bytes.fromhex(a.strip) if a.strip else None
     b = open(a.input, "rb").read()
     out = b""
     for eid, bs, be, idb in elements(b, 0, len(b)):
@@ -188,8 +200,18 @@ def main():
             if cid in (SEEKHEAD, CUES, VOID, CRC32):
                 continue
             if cid == CLUSTER:
-                body = rewrite_cluster(b, cs, ce, a.lace, a.frames)
+                body = rewrite_cluster(b, cs, ce, a.lace, a.frames, strip)
                 seg += cidb + (UNKNOWN8 if a.unknown_sizes else size_vint(len(body))) + body
+            elif cid == TRACKS and strip:
+                encodings = element(id_bytes(CONTENTENCODINGS), element(id_bytes(CONTENTENCODING), element(
+                    id_bytes(CONTENTCOMPRESSION), element(id_bytes(COMPALGO), uint_body(3)) + element(id_bytes(COMPSETTINGS), strip))))
+                tracks = b""
+                for tid, ts, te, tidb in elements(b, cs, ce):
+                    entry = b[ts:te]
+                    if tid == TRACKENTRY:
+                        entry += encodings
+                    tracks += element(tidb, entry)
+                seg += element(cidb, tracks)
             elif cid == TRACKS and a.lace:
                 # TimestampScale is ffmpeg's 1 ms: the difference of the first two blocks, in ns.
                 duration = (times[1] - times[0]) * 1000000
