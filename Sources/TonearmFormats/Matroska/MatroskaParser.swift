@@ -273,7 +273,8 @@ public final class MatroskaParser: PropertyStoringParser {
 
     /// Reads a whole top-level element's body.
     private func readTopLevel(_ id: UInt32, _ body: [UInt8], at offset: Int64) throws(AudioError) {
-        readElements.insert(offset)
+        // (Bounded: a file of many tiny elements must not grow the set without end.)
+        if readElements.count < 4096 { readElements.insert(offset) }
         let all = 0..<body.count
         switch id {
         case MKV.info:
@@ -287,7 +288,7 @@ public final class MatroskaParser: PropertyStoringParser {
         case MKV.seekHead:
             seekHead.read(body, all)
         case MKV.tags:
-            guard tagBodies.count < 64 else { return }
+            guard tagBodies.count < 64, tagBodies.reduce(0, { $0 + $1.count }) + body.count <= MatroskaParser.maximumMetadataSize else { return }
             tagBodies.append(body)
             if isReady {
                 properties.info = mergedInfo()
