@@ -180,7 +180,7 @@ final class FFmpegDemuxTests: XCTestCase {
     /// AudioFile: type, format, packet count, every packet's size (read in chunks and in the
     /// packet table) and frames against ffprobe's packets.
     ///
-    /// Frames: where the time base is exact (Matroska's ms for AC-3's 32 ms, 1/90000, the
+    /// Frames: where the time base is exact (1/90000, the
     /// sample rate, RealMedia's ms for RA 14.4's 20 ms) each packet's frames are ffprobe's
     /// duration in frames. ffprobe's stream duration for MPEG-TS is an estimate, so only the
     /// per-packet durations count there. APE's one packet has no duration: the total is the
