@@ -588,13 +588,13 @@ enum MatroskaWriter {
         element(MKV.ebml, uint(MKV.ebmlVersion, 1) + uint(MKV.ebmlMaxIDLength, 4) + uint(MKV.ebmlMaxSizeLength, maxSizeLength)
             + string(MKV.docType, docType))
     }
-    /// A mono 16-bit PCM track at 8 kHz, with extra elements for the entry.
-    static func tracks(extra: [UInt8] = []) -> [UInt8] {
-        let rate = Double(8000).bitPattern
-        let audio = element(MKV.audio, element(MKV.samplingFrequency, (0..<8).map { UInt8(truncatingIfNeeded: rate >> UInt64(8 * (7 - $0))) })
-            + uint(MKV.channels, 1) + uint(MKV.bitDepth, 16))
+    /// A mono 16-bit PCM track at 8 kHz (or another codec), with extra elements for the entry.
+    static func tracks(extra: [UInt8] = [], codec: String = "A_PCM/INT/LIT", rate: Double = 8000, channels: UInt64 = 1) -> [UInt8] {
+        let bits = rate.bitPattern
+        let audio = element(MKV.audio, element(MKV.samplingFrequency, (0..<8).map { UInt8(truncatingIfNeeded: bits >> UInt64(8 * (7 - $0))) })
+            + uint(MKV.channels, channels) + uint(MKV.bitDepth, 16))
         return element(MKV.tracks, element(MKV.trackEntry, uint(MKV.trackNumber, 1) + uint(MKV.trackUID, 7) + uint(MKV.trackType, 2)
-            + string(MKV.codecID, "A_PCM/INT/LIT") + audio + extra))
+            + string(MKV.codecID, codec) + audio + extra))
     }
     /// A Cluster at `time` ms with one SimpleBlock of `frames` 16-bit frames (sample values k).
     static func cluster(time: UInt64, frames: Int, unknownSize: Bool = false) -> [UInt8] {
@@ -671,6 +671,30 @@ final class MatroskaSyntheticTests: XCTestCase {
         try stream.parse(bytes)
         try stream.parse(nil)
         XCTAssertEqual(got, 200)
+    }
+
+    /// Tracks without CodecPrivate: the old A_AAC/MPEG4/LC style gets an AudioSpecificConfig
+    /// made from the profile, rate and channels; A_OPUS an OpusHead from the channels and
+    /// CodecDelay. Zlib-compressed frames (ContentCompAlgo 0) are refused by name.
+    func testTracksWithoutCodecPrivate() throws {
+        let aac = MatroskaWriter.file(MatroskaWriter.tracks(codec: "A_AAC/MPEG4/LC", rate: 44100, channels: 2)
+            + MatroskaWriter.cluster(time: 0, frames: 4))
+        let f = try AudioFile(source: MemorySource(aac))
+        XCTAssertEqual(try f.dataFormat.formatID, .mpeg4AAC)
+        XCTAssertEqual(try f.dataFormat.framesPerPacket, 1024)
+        XCTAssertEqual(try f.magicCookie, [0x12, 0x10])  // object type 2, rate index 4, 2 channels
+        let opus = MatroskaWriter.file(MatroskaWriter.tracks(extra: MatroskaWriter.uint(MKV.codecDelay, 6_500_000), codec: "A_OPUS", rate: 48000, channels: 2)
+            + MatroskaWriter.cluster(time: 0, frames: 4))
+        let o = try AudioFile(source: MemorySource(opus))
+        XCTAssertEqual(try o.magicCookie, Array("OpusHead".utf8) + [1, 2, 0x38, 0x01, 0x80, 0xBB, 0, 0, 0, 0, 0])
+        XCTAssertEqual(try o.packetTableInfo?.primingFrames, 312)
+        let zlib = MatroskaWriter.element(MKV.contentEncodings, MatroskaWriter.element(MKV.contentEncoding,
+            MatroskaWriter.element(MKV.contentCompression, MatroskaWriter.uint(MKV.contentCompAlgo, 0))))
+        let compressed = MatroskaWriter.file(MatroskaWriter.tracks(extra: zlib) + MatroskaWriter.cluster(time: 0, frames: 4))
+        XCTAssertThrowsError(try AudioFile(source: MemorySource(compressed))) { e in
+            XCTAssertEqual((e as? AudioError)?.code, .unsupportedDataFormat, "\(e)")
+            XCTAssertTrue("\(e)".contains("ContentEncodings"), "\(e)")
+        }
     }
 
     /// Unknown sizes everywhere (Segment and Clusters) with Void and CRC-32 between them.
