@@ -423,6 +423,35 @@ final class MatroskaTests: XCTestCase {
         }
     }
 
+    /// Cues before the Clusters (ffmpeg's -cues_to_front): a stream without a fetcher reads
+    /// them as they pass, and seeks ahead by them exactly.
+    func testPushSeekWithCuesAtTheFront() throws {
+        let ffmpeg = try requireTool("ffmpeg")
+        let dir = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/front.webm"
+        _ = try runTool(ffmpeg, ["-v", "error", "-y", "-i", MatroskaKit.path("opus_stereo.webm"), "-c", "copy", "-cues_to_front", "1",
+                                 "-cluster_time_limit", "250", path])
+        let bytes = try readWholeFile(path)
+        let file = try AudioFile(path: path)
+        let all = try MatroskaKit.readAll(file)
+        let pts = try XCTUnwrap(try file.properties.packetTimestamps)
+        var run = MatroskaKit.PushRun()
+        let stream = AudioFileStream(propertyListener: { _, _, _ in }, packets: { _, n, data, d in
+            MatroskaKit.split(data, n, d, bytesPerPacket: 0, into: &run)
+        })
+        let dataOffset = Int(try file.dataOffset)
+        try stream.parse(bytes[0..<dataOffset + 16])
+        let (offset, flags) = try stream.seek(toFrame: 30000)
+        XCTAssertFalse(flags.contains(.offsetIsEstimated))
+        run = MatroskaKit.PushRun()
+        try stream.parse(bytes[(Int(offset) + dataOffset)...], flags: .discontinuity)
+        try stream.parse(nil)
+        let k = try XCTUnwrap(all.indices.first { Array(all[$0...]) == run.packets })
+        XCTAssertLessThanOrEqual(pts[k], 30000)
+        XCTAssertGreaterThan(pts[k] + 24000, 30000)
+    }
+
     /// Random access by time: through the Cues-less scan too, the packet for a frame is the
     /// one whose time holds it, and reads anywhere give a sequential read's bytes (PCM too:
     /// frames gathered across blocks).
