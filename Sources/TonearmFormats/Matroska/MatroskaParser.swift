@@ -44,6 +44,11 @@ struct MatroskaPacketEntry: Sendable, Equatable {
 /// - **Random-access path.** Every Cluster is read (the audio data is indexed, as Ogg's
 ///   pages are): an exact packet table with each packet's time. PCM's packets are its frames
 ///   (Apple's linear PCM); the blocks are gathered by ``readPackets(startingAt:count:fetch:)``.
+/// - **Seeking.** Exact from the packet table (random access), or, on the push path, from
+///   the blocks already read and then the Cues (read as they pass, or fetched); otherwise an
+///   estimate from the Segment's duration, flagged (MatroskaParser+Seek.swift).
+/// - **One Segment.** A second EBML header (a chained stream) ends the data: only the
+///   first Segment is read.
 /// - **Damage.** After 'redy', a damaged element makes the parser look for the next Cluster
 ///   (its ID, followed by a Timestamp or CRC-32) and go on from there; before it, the error
 ///   is thrown.
