@@ -58,6 +58,10 @@ public struct AudioFileTypeID: RawRepresentable, Hashable, Sendable, Comparable,
     public static let soundDesigner2: Self = "Sd2f"
     /// 'Oggs': Ogg. Apple has no ID for Ogg; this is a Tonearm extension named after the page magic.
     public static let ogg: Self = "Oggs"
+    /// 'mkv ': Matroska. Apple has no ID for it; this is a Tonearm extension.
+    public static let matroska: Self = "mkv "
+    /// 'webm': WebM, Matroska's subset for the web (a Tonearm extension).
+    public static let webM: Self = "webm"
 }
 
 /// A data format, as Apple's `AudioFormatID`.

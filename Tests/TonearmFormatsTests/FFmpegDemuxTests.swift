@@ -67,11 +67,9 @@ struct FFmpegDemuxCase {
 enum FFmpegDemuxKit {
     static let cases: [FFmpegDemuxCase] = [
         FFmpegDemuxCase(file: "aac_in_asf.asf", fileType: .asf, formatID: .mpeg4AAC, nativeDecoder: true, blockFrames: 1024),
-        FFmpegDemuxCase(file: "ac3_in_mkv.mka", fileType: .matroska, formatID: .ac3),
         FFmpegDemuxCase(file: "ac3_in_rm.rm", fileType: .realMedia, formatID: .ac3),
         FFmpegDemuxCase(file: "apelike_stereo.ape", fileType: .ape, formatID: "APE "),
         FFmpegDemuxCase(file: "dts_5.1_48k.dts", fileType: .dts, formatID: "dts "),
-        FFmpegDemuxCase(file: "eac3_5.1_in_mkv.mka", fileType: .matroska, formatID: .enhancedAC3),
         FFmpegDemuxCase(file: "mp2_in_ts.ts", fileType: .mpegTS, formatID: .mpegLayer2, nativeDecoder: true),
         FFmpegDemuxCase(file: "ra144_in_rm.rm", fileType: .realMedia, formatID: "FF\u{0}\u{0}"),
         FFmpegDemuxCase(file: "tta_stereo_44k.tta", fileType: .tta, formatID: "tta1"),
@@ -82,9 +80,9 @@ enum FFmpegDemuxKit {
         FFmpegDemuxCase(file: "wmav2_stereo_44k.wma", fileType: .asf, formatID: "wma2"),
     ]
 
-    /// Fixtures of the folder in a container Tonearm parses itself (AMR-WB's .awb): the
-    /// codec tests cover them.
-    static let nativelyParsed: Set<String> = ["amrwb_1265_16k.awb"]
+    /// Fixtures of the folder in a container Tonearm parses itself (AMR-WB's .awb, and the
+    /// Matroska files, which its own demuxer reads): the codec and Matroska tests cover them.
+    static let nativelyParsed: Set<String> = ["amrwb_1265_16k.awb", "ac3_in_mkv.mka", "eac3_5.1_in_mkv.mka"]
 
     /// Every packet through AudioFile, read `chunk` packets at a time.
     static func readAllPackets(_ file: AudioFile, chunk: Int) throws -> [[UInt8]] {
@@ -182,7 +180,7 @@ final class FFmpegDemuxTests: XCTestCase {
     /// AudioFile: type, format, packet count, every packet's size (read in chunks and in the
     /// packet table) and frames against ffprobe's packets.
     ///
-    /// Frames: where the time base is exact (Matroska's ms for AC-3's 32 ms, 1/90000, the
+    /// Frames: where the time base is exact (1/90000, the
     /// sample rate, RealMedia's ms for RA 14.4's 20 ms) each packet's frames are ffprobe's
     /// duration in frames. ffprobe's stream duration for MPEG-TS is an estimate, so only the
     /// per-packet durations count there. APE's one packet has no duration: the total is the
@@ -262,8 +260,8 @@ final class FFmpegDemuxTests: XCTestCase {
         }
     }
 
-    /// Tags and chapters: the golden's title and artist appear in the info dictionary, and
-    /// ac3_in_mkv's two chapters with their titles and start times.
+    /// Tags and chapters: the golden's title and artist appear in the info dictionary, with
+    /// the chapters of each file (none here: the Matroska files' are MatroskaTests').
     func testMetadataAndChapters() throws {
         var tagged = 0
         for c in FFmpegDemuxKit.cases {
@@ -281,10 +279,8 @@ final class FFmpegDemuxTests: XCTestCase {
                 XCTAssertEqual(got.start, want.start, accuracy: 0.001, c.file)
             }
         }
-        // wmav2_stereo_44k, ac3_in_mkv and eac3_5.1_in_mkv carry both.
-        XCTAssertEqual(tagged, 6)
-        let mkv = try AudioFile(path: fixturesDirectory + "/ffmpeg/ac3_in_mkv.mka").properties
-        XCTAssertEqual(mkv.chapters.map(\.title), ["First half", "Second half"])
+        // wmav2_stereo_44k carries both (the Matroska files are parsed natively now).
+        XCTAssertEqual(tagged, 2)
     }
 
     /// ExtAudioFile to Float32: the SHA-256 of the interleaved little-endian samples is the
@@ -459,7 +455,7 @@ final class FFmpegDemuxTests: XCTestCase {
     /// then back to a quarter. Each offset is exact (not estimated) where libavformat gives
     /// the packet a position.
     func testPushedStreamSeeksToAPacket() throws {
-        for name in ["wmav2_stereo_44k.wma", "ac3_in_mkv.mka", "mp2_in_ts.ts", "aac_in_asf.asf"] {
+        for name in ["wmav2_stereo_44k.wma", "mp2_in_ts.ts", "aac_in_asf.asf"] {
             let c = FFmpegDemuxKit.cases.first { $0.file == name }!
             let bytes = try readWholeFile(c.path)
             let file = try AudioFile(path: c.path)
@@ -518,23 +514,6 @@ final class FFmpegDemuxTests: XCTestCase {
                 }
             }
         }
-    }
-
-    /// Cover art that libavformat shows as an attached picture (a Matroska attachment with an
-    /// image type): AudioFile's album artwork is the image's bytes, and the audio is unchanged.
-    func testAttachedPictureIsTheArtwork() throws {
-        let ffmpeg = try requireTool("ffmpeg")
-        let dir = makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let png = dir + "/cover.png", mka = dir + "/with_cover.mka"
-        _ = try runTool(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=red:s=16x16:d=1", "-frames:v", "1", png])
-        let source = fixturesDirectory + "/ffmpeg/ac3_in_mkv.mka"
-        _ = try runTool(ffmpeg, ["-v", "error", "-y", "-i", source, "-map", "0:a", "-c", "copy", "-attach", png,
-                                 "-metadata:s:t", "mimetype=image/png", mka])
-        let file = try AudioFile(path: mka)
-        let art = try XCTUnwrap(try file.properties.albumArtwork, "no artwork")
-        XCTAssertEqual(art, try readWholeFile(png))
-        XCTAssertEqual(try file.properties.audioDataPacketCount, try AudioFile(path: source).properties.audioDataPacketCount)
     }
 }
 #endif

@@ -3,8 +3,8 @@ import TonearmCore
 import TonearmFFmpeg
 
 /// A container that libavformat reads and Tonearm does not (with the FFmpeg trait): ASF,
-/// Matroska, MPEG-TS, APE, WavPack, TTA, RealMedia, raw DTS, and anything else with an
-/// audio stream. It presents the container's best audio stream as any parser does, so
+/// MPEG-TS, APE, WavPack, TTA, RealMedia, raw DTS, and anything else with an audio stream
+/// (Matroska and WebM are Tonearm's own, Matroska/). It presents the container's best audio stream as any parser does, so
 /// AudioFile, AudioFileStream and ExtAudioFile work on it unchanged.
 ///
 /// - AudioFile (random access): libavformat reads through the driver's fetch; opening reads

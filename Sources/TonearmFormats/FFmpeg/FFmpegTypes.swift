@@ -3,11 +3,10 @@ import TonearmCore
 import TonearmFFmpeg
 
 extension AudioFileTypeID {
-    // Tonearm's names for containers only FFmpeg reads (Apple has none).
+    // Tonearm's names for containers only FFmpeg reads (Apple has none). Matroska and WebM
+    // ('mkv ', 'webm') are Tonearm's own (Matroska/), declared in TonearmCore.
     /// 'asf ': ASF, the container of WMA files.
     public static let asf: Self = "asf "
-    /// 'mkv ': Matroska and WebM.
-    public static let matroska: Self = "mkv "
     /// 'mp2t': MPEG transport stream.
     public static let mpegTS: Self = "mp2t"
     /// 'APE ': Monkey's Audio.
@@ -29,8 +28,6 @@ extension FormatRegistry {
     /// name, libavformat's demuxer, extensions, MIME types.
     static let ffmpegContainers: [(AudioFileTypeID, String, String?, [String], [String])] = [
         (.asf, "ASF (Windows Media)", "asf", ["wma", "asf", "wmv"], ["audio/x-ms-wma", "video/x-ms-asf", "video/x-ms-wmv"]),
-        (.matroska, "Matroska/WebM", "matroska", ["mka", "mkv", "webm"],
-         ["audio/x-matroska", "video/x-matroska", "audio/webm", "video/webm"]),
         (.mpegTS, "MPEG transport stream", "mpegts", ["ts", "m2ts", "mts"], ["video/mp2t", "audio/mp2t"]),
         (.ape, "Monkey's Audio", "ape", ["ape"], ["audio/x-ape", "audio/ape"]),
         (.wavPack, "WavPack", "wv", ["wv"], ["audio/x-wavpack", "audio/wavpack"]),
@@ -55,7 +52,9 @@ extension FormatRegistry {
     /// reads, or nil (MPEG audio and the types Tonearm reads are left to its own parsers).
     static func ffmpegProbe(_ head: ArraySlice<UInt8>, pathExtension: String?) -> AudioFileTypeID? {
         guard let (name, score) = FFmpegDemuxer.probe(Array(head), pathExtension: pathExtension), score > 25 else { return nil }
-        if name == "mp3" { return nil }
+        // MPEG audio and Matroska/WebM are Tonearm's own parsers' (a Matroska file that
+        // their magic did not take is not one libavformat should read for them either).
+        if name == "mp3" || name.hasPrefix("matroska") { return nil }
         let first = name.split(separator: ",").first.map(String.init) ?? name
         return ffmpegContainers.first { $0.2 == first || $0.2 == name }?.0 ?? .ffmpeg
     }
