@@ -782,33 +782,3 @@ final class MatroskaMutationTests: XCTestCase {
         }
     }
 }
-
-final class MatroskaThroughputTests: XCTestCase {
-    /// Times both paths on a long file named by MATROSKA_BENCH_FILE (skipped without it):
-    /// AudioFile's open (the scan that indexes every block) and an AudioFileStream fed in
-    /// 64 KB pieces. Best in a release build.
-    func testThroughputOnALongFile() throws {
-        guard let path = ProcessInfo.processInfo.environment["MATROSKA_BENCH_FILE"] else {
-            throw XCTSkip("set MATROSKA_BENCH_FILE to a long Matroska or WebM file")
-        }
-        let bytes = try readWholeFile(path)
-        var start = DispatchTime.now()
-        let file = try AudioFile(path: path)
-        let packets = try file.audioDataPacketCount
-        let open = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
-        var pushed = 0
-        let stream = AudioFileStream(propertyListener: { _, _, _ in }, packets: { _, n, _, _ in pushed += n })
-        start = DispatchTime.now()
-        var i = 0
-        while i < bytes.count {
-            let n = min(1 << 16, bytes.count - i)
-            try stream.parse(bytes[i..<i + n])
-            i += n
-        }
-        try stream.parse(nil)
-        let push = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
-        XCTAssertEqual(Int64(pushed), packets)
-        print(String(format: "Matroska throughput: %d packets, %.1f MB: AudioFile open %.3f s, push %.3f s",
-                     packets, Double(bytes.count) / 1e6, open, push))
-    }
-}
