@@ -16,7 +16,7 @@ final class CELTDecoder {
 
     /// Per channel, the synthesis history: the last `bufferSize` output samples (before
     /// de-emphasis) and the next frame's overlap.
-    private let history: UnsafeMutablePointer<Float>
+    let history: UnsafeMutablePointer<Float>
     /// Band energies of the last frame, of the two before (for anti-collapse), and the
     /// background noise level (for concealment), 21 per channel.
     private let oldBandE: UnsafeMutablePointer<Float>
@@ -24,13 +24,21 @@ final class CELTDecoder {
     private let oldLogE2: UnsafeMutablePointer<Float>
     private let backgroundLogE: UnsafeMutablePointer<Float>
     private var preemphasisMemory: (Float, Float) = (0, 0)
-    private var postfilterPeriod = 0, postfilterPeriodOld = 0
-    private var postfilterGain: Float = 0, postfilterGainOld: Float = 0
-    private var postfilterTapset = 0, postfilterTapsetOld = 0
+    var postfilterPeriod = 0, postfilterPeriodOld = 0
+    var postfilterGain: Float = 0, postfilterGainOld: Float = 0
+    var postfilterTapset = 0, postfilterTapsetOld = 0
     /// The final range of the last frame, which seeds the folding noise.
     private(set) var rng: UInt32 = 0
     /// Frames concealed in a row (×2^LM samples, as the reference counts them).
-    private var lossCount = 0
+    var lossCount = 0
+    /// Lost frames in a row, and whether the last one was pitch-based: the periodic
+    /// concealment runs for the first five losses after two good frames in a row.
+    var lostFrames = 0
+    var skipPeriodicConcealment = true
+    var lastConcealmentWasPeriodic = false
+    var concealmentPitch = 0
+    /// The LPC (order 24) of each channel's excitation, from the first lost frame.
+    var concealmentLPC = [Float](repeating: 0, count: 2 * 24)
 
     /// First and last+1 coded band: 17 in hybrid frames; by bandwidth.
     var startBand = 0
@@ -85,10 +93,13 @@ final class CELTDecoder {
         postfilterTapset = 0; postfilterTapsetOld = 0
         rng = 0
         lossCount = 0
+        lostFrames = 0
+        skipPeriodicConcealment = true
+        lastConcealmentWasPeriodic = false
     }
 
     @inline(__always)
-    private func channelHistory(_ c: Int) -> UnsafeMutablePointer<Float> { history + c * Self.historySize }
+    func channelHistory(_ c: Int) -> UnsafeMutablePointer<Float> { history + c * Self.historySize }
 
     /// Decodes one frame of `frameSize` samples (120 · 2^LM) from `rd`, whose frame is `length`
     /// bytes long, for a packet of `streamChannels` channels, into `output` (planar,
@@ -104,6 +115,8 @@ final class CELTDecoder {
         let c = streamChannels
         let cc = channels
         let start = startBand, end = endBand
+        // Two good frames in a row before pitch-based concealment again.
+        skipPeriodicConcealment = lostFrames != 0
         let effEnd = min(end, CELTTables.effectiveBands)
         if c == 1 {
             for i in 0..<nb { oldBandE[i] = max(oldBandE[i], oldBandE[nb + i]) }
@@ -267,12 +280,31 @@ final class CELTDecoder {
         rng = rd.range
         deemphasize(n: n, output: output, accumulate: accumulate)
         lossCount = 0
+        lostFrames = 0
+        lastConcealmentWasPeriodic = false
     }
 
-    /// A lost frame (RFC 6716 §4.4): noise shaped by the last band energies, decaying
-    /// towards the background level, through the post-filter with the last parameters.
-    /// (The reference decoder's pitch-based concealment for the first lost frames is not done.)
+    /// A lost frame (RFC 6716 §4.4, the reference decoder's behaviour): for the first
+    /// losses, the last pitch period repeated through an LPC synthesis filter, decaying;
+    /// after five, in hybrid frames or before two good frames in a row, noise.
     func conceal(frameSize n: Int, output: UnsafeMutablePointer<Float>, accumulate: Bool) {
+        if lostFrames >= 5 || startBand != 0 || skipPeriodicConcealment {
+            concealWithNoise(frameSize: n, output: output, accumulate: accumulate)
+            lastConcealmentWasPeriodic = false
+        } else {
+            concealPeriodically(frameSize: n)
+            deemphasize(n: n, output: output, accumulate: accumulate)
+            lastConcealmentWasPeriodic = true
+        }
+        var lm = 0
+        while lm < 3 && CELTTables.shortBlockSize << lm != n { lm += 1 }
+        lossCount += 1 << lm
+        lostFrames += 1
+    }
+
+    /// Noise shaped by the last band energies, decaying towards the background level,
+    /// through the post-filter with the last parameters.
+    private func concealWithNoise(frameSize n: Int, output: UnsafeMutablePointer<Float>, accumulate: Bool) {
         let nb = CELTTables.bandCount
         var lm = 0
         while lm < 3 && CELTTables.shortBlockSize << lm != n { lm += 1 }
@@ -319,7 +351,6 @@ final class CELTDecoder {
         postfilterGainOld = postfilterGain
         postfilterTapsetOld = postfilterTapset
         deemphasize(n: n, output: output, accumulate: accumulate)
-        lossCount += 1 << lm
     }
 
     /// tf_decode (§4.3.4.5): per band, the time–frequency resolution change.
@@ -476,7 +507,7 @@ final class CELTDecoder {
     }
 
     /// De-emphasis (1/(1 − 0.85·z⁻¹)) and scaling to ±1.0.
-    private func deemphasize(n: Int, output: UnsafeMutablePointer<Float>, accumulate: Bool) {
+    func deemphasize(n: Int, output: UnsafeMutablePointer<Float>, accumulate: Bool) {
         let coef = CELTTables.deemphasis
         let scale: Float = 1.0 / 32768
         for ch in 0..<channels {
