@@ -306,3 +306,39 @@ final class OpusDecoderTests: XCTestCase {
         }
     }
 }
+
+extension OpusDecoderTests {
+    /// The header's output gain (Q7.8 dB) scales the output: +6.02 dB about doubles it.
+    func testOutputGain() throws {
+        let file = try AudioFile(path: Self.path("celt-20ms-mono-low"))
+        let p = try file.properties
+        var cookie = try XCTUnwrap(p.magicCookie)
+        let plain = try CodecRegistry.makeDecoder(for: p.dataFormat!, magicCookie: cookie)
+        let gain = Int16(6.0206 * 256)
+        cookie[16] = UInt8(truncatingIfNeeded: gain)
+        cookie[17] = UInt8(truncatingIfNeeded: gain >> 8)
+        let louder = try CodecRegistry.makeDecoder(for: p.dataFormat!, magicCookie: cookie)
+        let a = try decodePackets(of: file, with: plain, as: .float32, perCall: 10).pcm.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let b = try decodePackets(of: file, with: louder, as: .float32, perCall: 10).pcm.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        XCTAssertEqual(a.count, b.count)
+        let factor = Float(Foundation.exp(Double(gain) / 5120 * Foundation.log(10.0)))
+        XCTAssertEqual(factor, 2, accuracy: 1e-3)
+        for i in stride(from: 0, to: a.count, by: 97) { XCTAssertEqual(b[i], factor * a[i], accuracy: 1e-5, "sample \(i)") }
+    }
+
+    /// opus_compare's measure: a signal against itself is 100 %; a little noise lowers it
+    /// but passes; a very different signal fails.
+    func testOpusCompareMeasure() {
+        var g = SeededGenerator(seed: 8251)
+        let n = 48000
+        let x = (0..<n).map { i in Float(0.3 * sin(2 * Double.pi * 440 * Double(i) / 48000)) + Float.random(in: -0.01...0.01, using: &g) }
+        XCTAssertEqual(OpusCompare.compare(reference: x, tested: x, channels: 1)?.quality ?? 0, 100, accuracy: 1e-9)
+        let slightly = x.map { $0 + Float.random(in: -1e-4...1e-4, using: &g) }
+        let s = try! XCTUnwrap(OpusCompare.compare(reference: x, tested: slightly, channels: 1))
+        XCTAssertTrue(s.passes, "\(s)")
+        XCTAssertLessThan(s.quality, 100)
+        let other = (0..<n).map { i in Float(0.3 * sin(2 * Double.pi * 3000 * Double(i) / 48000)) }
+        let o = try! XCTUnwrap(OpusCompare.compare(reference: x, tested: other, channels: 1))
+        XCTAssertFalse(o.passes, "\(o)")
+    }
+}

@@ -34,12 +34,6 @@ struct OpusPacket {
         }
     }
 
-    /// Samples at 48 kHz the packet decodes to, or nil when it is malformed.
-    static func frameCount(_ bytes: UnsafeRawBufferPointer) -> Int? {
-        guard let p = try? OpusPacket(bytes) else { return nil }
-        return p.frames.count * p.frameSize
-    }
-
     /// §3.2.1: a frame length of one or two bytes.
     private static func readLength(_ b: UnsafeRawBufferPointer, _ at: inout Int, end: Int) throws(AudioError) -> Int {
         guard at < end else { throw bad("a frame length runs past the packet") }

@@ -17,6 +17,8 @@ final class OpusStreamDecoder {
     private let transition: UnsafeMutablePointer<Float>
     private let redundant: UnsafeMutablePointer<Float>
     private let silkOutput: UnsafeMutablePointer<Float>
+    /// CELT's concealment, up to 20 ms, before it is added where it goes.
+    private let redundantLarge: UnsafeMutablePointer<Float>
     private let frameOutput: UnsafeMutablePointer<Float>
 
     init(channels: Int) {
@@ -26,6 +28,7 @@ final class OpusStreamDecoder {
         transition = .allocate(capacity: 2 * 240)
         redundant = .allocate(capacity: 2 * 240)
         silkOutput = .allocate(capacity: 2 * 2880)
+        redundantLarge = .allocate(capacity: 2 * 960)
         frameOutput = .allocate(capacity: 2 * 2880)
     }
 
@@ -33,6 +36,7 @@ final class OpusStreamDecoder {
         transition.deallocate()
         redundant.deallocate()
         silkOutput.deallocate()
+        redundantLarge.deallocate()
         frameOutput.deallocate()
     }
 
@@ -68,6 +72,11 @@ final class OpusStreamDecoder {
         var done = 0
         while done < count {
             var n = min(count - done, 960)
+            // Packets last a multiple of 2.5 ms; anything shorter is left silent.
+            if n < 120 {
+                for c in 0..<channels { (output + c * stride + offset + done).update(repeating: 0, count: n) }
+                break
+            }
             if previousMode == .celt || previousRedundancy || previousMode == nil {
                 // CELT conceals 2.5, 5, 10 or 20 ms at a time.
                 n = n >= 960 ? 960 : n >= 480 ? 480 : n >= 240 ? 240 : 120
@@ -85,24 +94,43 @@ final class OpusStreamDecoder {
 
     /// A lost frame of `n` samples (PLC) into `frameOutput`.
     private func lostFrame(_ n: Int) throws(AudioError) {
+        try conceal(n, into: frameOutput)
+        // As the reference decoder: the concealment's mode becomes the previous one.
+        if previousRedundancy { previousMode = .celt }
+        previousRedundancy = false
+    }
+
+    /// `n` samples (planar, `n` per channel) of concealment in the previous frame's mode:
+    /// SILK's for SILK and hybrid frames (at least 10 ms; a shorter request takes the start
+    /// of 10 ms), CELT's for CELT and the high band of hybrid frames.
+    private func conceal(_ n: Int, into out: UnsafeMutablePointer<Float>) throws(AudioError) {
         let mode: OpusMode? = previousRedundancy ? .celt : previousMode
-        guard let mode else {
-            frameOutput.update(repeating: 0, count: channels * n)
-            return
-        }
-        frameOutput.update(repeating: 0, count: channels * n)
-        if mode != .celt, n >= 480 {
+        out.update(repeating: 0, count: channels * n)
+        guard let mode else { return }
+        if mode != .celt {
+            let silkSize = max(480, n)
             var rd = OpusRangeDecoder(UnsafeRawBufferPointer(start: nil, count: 0))
+            silkOutput.update(repeating: 0, count: channels * silkSize)
             do {
-                try silk.decode(&rd, frameSize: n, bandwidth: lastBandwidth, streamChannels: channels, lost: true,
-                                output: frameOutput)
+                try silk.decode(&rd, frameSize: silkSize, bandwidth: lastBandwidth, streamChannels: channels, lost: true,
+                                output: silkOutput)
+                for c in 0..<channels { (out + c * n).update(from: silkOutput + c * silkSize, count: n) }
             } catch {
-                frameOutput.update(repeating: 0, count: channels * n)
+                // SILK's concealment failing is not fatal (the reference gives silence).
             }
         }
         if mode != .silk {
-            celt.conceal(frameSize: n <= 120 ? 120 : n <= 240 ? 240 : n <= 480 ? 480 : 960, output: frameOutput,
-                         accumulate: mode != .celt)
+            var done = 0
+            while done < n {
+                let size = min(960, n - done) >= 960 ? 960 : n - done >= 480 ? 480 : n - done >= 240 ? 240 : 120
+                if n - done < 120 { break }
+                celt.conceal(frameSize: size, output: redundantLarge, accumulate: false)
+                for c in 0..<channels {
+                    let o = out + c * n + done
+                    for i in 0..<size { o[i] += redundantLarge[c * size + i] }
+                }
+                done += size
+            }
         }
     }
 
@@ -128,11 +156,10 @@ final class OpusStreamDecoder {
         {
             transitionNeeded = true
         }
-        // CELT's concealment of the first 5 ms, cross-faded into a CELT-only frame after SILK.
+        // The previous mode's concealment of the first 5 ms, cross-faded into the frame (§4.5).
         if transitionNeeded && mode == .celt {
-            transition.update(repeating: 0, count: channels * f5)
-            celt.conceal(frameSize: min(f5, frameSize) <= 120 ? 120 : 240, output: transition, accumulate: false)
-            transitionStride = min(f5, frameSize) <= 120 ? 120 : 240
+            transitionStride = min(f5, frameSize)
+            try conceal(transitionStride, into: transition)
         }
         if mode != .celt {
             if previousMode == .celt { silk.reset() }
@@ -168,10 +195,8 @@ final class OpusStreamDecoder {
         let startBand = mode != .celt ? 17 : 0
         if redundancy { transitionNeeded = false }
         if transitionNeeded && mode != .celt {
-            transition.update(repeating: 0, count: channels * f5)
-            let n = min(f5, frameSize) <= 120 ? 120 : 240
-            celt.conceal(frameSize: n, output: transition, accumulate: false)
-            transitionStride = n
+            transitionStride = min(f5, frameSize)
+            try conceal(transitionStride, into: transition)
         }
         switch bandwidth {
         case .narrow: celt.endBand = 13
