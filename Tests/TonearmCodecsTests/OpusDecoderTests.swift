@@ -341,4 +341,36 @@ extension OpusDecoderTests {
         let o = try! XCTUnwrap(OpusCompare.compare(reference: x, tested: other, channels: 1))
         XCTAssertFalse(o.passes, "\(o)")
     }
+
+    /// Random CELT packets, for one, two, 5.1 (family 1) and family-255 decoders with silent
+    /// channels: each decodes to finite samples or throws ('fmt?' only from the SILK stub, for
+    /// a later stream whose random TOC asks for SILK).
+    func testRandomPacketsNeverCrash() throws {
+        var g = SeededGenerator(seed: 99)
+        let heads: [[UInt8]] = [
+            OpusDecoderTests.stereoHead,
+            Array("OpusHead".utf8) + [1, 1, 0x38, 1, 0x80, 0xBB, 0, 0, 0, 0, 0],
+            Array("OpusHead".utf8) + [1, 6, 0x38, 1, 0x80, 0xBB, 0, 0, 0, 0, 1, 4, 2, 0, 4, 1, 2, 3, 5],
+            Array("OpusHead".utf8) + [1, 3, 0x38, 1, 0x80, 0xBB, 0, 0, 0, 0, 255, 2, 1, 0, 255, 2],
+        ]
+        for head in heads {
+            let ch = Int(head[9])
+            let fmt = StreamDescription(sampleRate: 48000, formatID: .opus, bytesPerPacket: 0, framesPerPacket: 0,
+                                        bytesPerFrame: 0, channelsPerFrame: UInt32(ch), bitsPerChannel: 0)
+            let d = try OpusDecoder(format: fmt, magicCookie: head, output: .float32)
+            let buffer = PCMBuffer(commonFormat: .float32, sampleRate: 48000, channels: ch, interleaved: true, frameCapacity: 5760)
+            for i in 0..<800 {
+                var p = g.bytes(Int.random(in: 0...400, using: &g))
+                if !p.isEmpty { p[0] = (p[0] | 0x80) }   // CELT configurations
+                if i % 7 == 0, p.count > 2 { p[1] |= 0x80 }
+                buffer.frameLength = 0
+                if let code = OpusDecoderTests.decodeOne(p, d, buffer) {
+                    XCTAssert(code == .codecBadData || code == .unsupportedDataFormat)
+                } else {
+                    let s = buffer.interleavedBytes().withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+                    if !s.allSatisfy({ $0.isFinite }) { XCTFail("non-finite output, head \(ch) packet \(i)"); break }
+                }
+            }
+        }
+    }
 }
