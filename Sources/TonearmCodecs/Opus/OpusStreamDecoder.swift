@@ -223,7 +223,8 @@ final class OpusStreamDecoder {
             let silence: [UInt8] = [0xFF, 0xFF]
             silence.withUnsafeBytes { b in
                 var srd = OpusRangeDecoder(b)
-                celt.decode(&srd, length: 2, frameSize: f2_5, streamChannels: streamChannels, output: out, accumulate: true)
+                celt.decode(&srd, length: 2, frameSize: f2_5, streamChannels: streamChannels, output: out, stride: frameSize,
+                            accumulate: true)
             }
         }
         CELTTables.window.withUnsafeBufferPointer { w in

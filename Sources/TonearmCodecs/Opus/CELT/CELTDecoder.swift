@@ -103,9 +103,10 @@ final class CELTDecoder {
 
     /// Decodes one frame of `frameSize` samples (120 · 2^LM) from `rd`, whose frame is `length`
     /// bytes long, for a packet of `streamChannels` channels, into `output` (planar,
-    /// `output[c · frameSize + i]`, ±1.0), added to what is there when `accumulate`.
+    /// `output[c · stride + i]`, ±1.0; `stride` is `frameSize` unless given), added to what
+    /// is there when `accumulate`.
     func decode(_ rd: inout OpusRangeDecoder, length: Int, frameSize: Int, streamChannels: Int,
-                output: UnsafeMutablePointer<Float>, accumulate: Bool)
+                output: UnsafeMutablePointer<Float>, stride: Int? = nil, accumulate: Bool)
     {
         let nb = CELTTables.bandCount
         var lm = 0
@@ -278,7 +279,7 @@ final class CELTDecoder {
             }
         }
         rng = rd.range
-        deemphasize(n: n, output: output, accumulate: accumulate)
+        deemphasize(n: n, output: output, stride: stride ?? n, accumulate: accumulate)
         lossCount = 0
         lostFrames = 0
         lastConcealmentWasPeriodic = false
@@ -507,13 +508,13 @@ final class CELTDecoder {
     }
 
     /// De-emphasis (1/(1 − 0.85·z⁻¹)) and scaling to ±1.0.
-    func deemphasize(n: Int, output: UnsafeMutablePointer<Float>, accumulate: Bool) {
+    func deemphasize(n: Int, output: UnsafeMutablePointer<Float>, stride: Int? = nil, accumulate: Bool) {
         let coef = CELTTables.deemphasis
         let scale: Float = 1.0 / 32768
         for ch in 0..<channels {
             let syn = channelHistory(ch) + Self.bufferSize - n
             var mem = ch == 0 ? preemphasisMemory.0 : preemphasisMemory.1
-            let out = output + ch * n
+            let out = output + ch * (stride ?? n)
             if accumulate {
                 for j in 0..<n {
                     let t = syn[j] + 1e-30 + mem
