@@ -36,6 +36,10 @@ source_wav() { # name exprs seconds
   "${FF[@]}" -f lavfi -i "aevalsrc=exprs='$2':s=48000:d=$3" -c:a pcm_s16le "${BX[@]}" "$TMP/$1.wav"
 }
 source_wav stereo "$MUSIC_L|$MUSIC_R" 1.5
+# Clicks and bursts over quiet tones: transient frames (short MDCTs, anti-collapse).
+CLICKS_L="$(noise 77 0)+if(lt(mod(t,0.21),0.003),0.9*(2*random(0)-1),0.01*(2*random(0)-1))+0.2*sin(2*PI*330*t)*lt(mod(t,0.5),0.25)"
+CLICKS_R="if(lt(mod(t+0.05,0.17),0.002),0.8*sin(2*PI*5000*t),0.02*sin(2*PI*880*t))"
+source_wav clicks "$CLICKS_L|$CLICKS_R" 1.5
 source_wav mono "$MUSIC_L" 1.5
 source_wav speech "$SPEECH" 2
 source_wav surround "$MUSIC_L|$MUSIC_R|0.3*sin(2*PI*220*t)|$(noise 111 0.05)+0.2*sin(2*PI*500*t)|$(noise 222 0.05)+0.2*sin(2*PI*700*t)|0.4*sin(2*PI*60*t)" 1
@@ -51,6 +55,8 @@ ffopus celt-10ms-stereo-vbr stereo -application lowdelay -frame_duration 10 -b:a
 ffopus celt-20ms-stereo-cbr-low stereo -application lowdelay -frame_duration 20 -vbr off -b:a 24k
 ffopus celt-20ms-stereo-vbr-high stereo -application lowdelay -frame_duration 20 -b:a 256k
 ffopus celt-20ms-mono-low mono -application lowdelay -frame_duration 20 -b:a 12k
+ffopus celt-20ms-transients-low clicks -application lowdelay -frame_duration 20 -b:a 32k
+ffopus celt-20ms-transients-high clicks -application lowdelay -frame_duration 20 -b:a 160k
 ffopus celt-40ms-stereo-cbr stereo -application lowdelay -frame_duration 40 -vbr off -b:a 64k
 ffopus celt-60ms-mono-cvbr mono -application lowdelay -frame_duration 60 -vbr constrained -b:a 32k
 # Surround: 5.1 in mapping family 1 (4 streams, 2 coupled), and family 255.

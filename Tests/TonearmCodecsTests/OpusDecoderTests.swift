@@ -23,6 +23,8 @@ final class OpusDecoderTests: XCTestCase {
         Fixture(name: "celt-20ms-stereo-cbr-low", modes: ["celt"], codes: [0]),
         Fixture(name: "celt-20ms-stereo-vbr-high", modes: ["celt"], codes: [0]),
         Fixture(name: "celt-20ms-mono-low", modes: ["celt"], codes: [0]),
+        Fixture(name: "celt-20ms-transients-low", modes: ["celt"], codes: [0]),
+        Fixture(name: "celt-20ms-transients-high", modes: ["celt"], codes: [0]),
         Fixture(name: "celt-40ms-stereo-cbr", modes: ["celt"], codes: [3]),
         Fixture(name: "celt-60ms-mono-cvbr", modes: ["celt"], codes: [3]),
         Fixture(name: "celt-5.1-family1", modes: ["celt"], codes: [0]),
