@@ -176,6 +176,27 @@ final class OpusDecoderTests: XCTestCase {
         }
     }
 
+    /// The fixtures reach CELT's tools: transient frames with anti-collapse, the post-filter,
+    /// intensity and dual stereo (the counts per fixture are printed).
+    func testFixturesExerciseCELTTools() throws {
+        var total = CELTDecoder.Statistics()
+        for f in Self.fixtures where !Self.awaitingSILK.contains(f.name) {
+            let file = try AudioFile(path: Self.path(f.name))
+            let p = try file.properties
+            let d = try XCTUnwrap(try CodecRegistry.makeDecoder(for: p.dataFormat!, magicCookie: p.magicCookie) as? OpusDecoder)
+            _ = try decodePackets(of: file, with: d, as: .float32, perCall: 20, keepPCM: false)
+            let s = d.celtStatistics
+            print("\(f.name): \(s)")
+            total.transient += s.transient; total.antiCollapse += s.antiCollapse; total.postfilter += s.postfilter
+            total.intensity += s.intensity; total.dualStereo += s.dualStereo
+        }
+        XCTAssertGreaterThan(total.transient, 0)
+        XCTAssertGreaterThan(total.antiCollapse, 0)
+        XCTAssertGreaterThan(total.postfilter, 0)
+        XCTAssertGreaterThan(total.intensity, 0)
+        XCTAssertGreaterThan(total.dualStereo, 0)
+    }
+
     /// The 5.1 file's layout is Vorbis order; family 255 has none.
     func testChannelLayouts() throws {
         for (name, expected) in [("celt-5.1-family1", ChannelLayout.vorbisOrder(channels: 6)), ("celt-5.1-family255", nil),

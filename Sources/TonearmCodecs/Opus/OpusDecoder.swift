@@ -74,6 +74,16 @@ public final class OpusDecoder: AudioDecoder {
         return try OpusDecoder(format: format, magicCookie: cookie, output: output)
     }
 
+    /// CELT's statistics summed over the streams (for tests).
+    var celtStatistics: CELTDecoder.Statistics {
+        streams.reduce(into: CELTDecoder.Statistics()) { sum, s in
+            let t = s.celtStatistics
+            sum.frames += t.frames; sum.transient += t.transient; sum.antiCollapse += t.antiCollapse
+            sum.postfilter += t.postfilter; sum.intensity += t.intensity; sum.dualStereo += t.dualStereo
+            sum.concealed += t.concealed
+        }
+    }
+
     public func reset() {
         for s in streams { s.reset() }
         lastPacketFrames = 960

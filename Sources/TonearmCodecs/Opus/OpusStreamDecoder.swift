@@ -40,6 +40,8 @@ final class OpusStreamDecoder {
         frameOutput.deallocate()
     }
 
+    var celtStatistics: CELTDecoder.Statistics { celt.statistics }
+
     func reset() {
         celt.reset()
         silk.reset()

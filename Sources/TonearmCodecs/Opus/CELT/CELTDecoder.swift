@@ -40,6 +40,13 @@ final class CELTDecoder {
     /// The LPC (order 24) of each channel's excitation, from the first lost frame.
     var concealmentLPC = [Float](repeating: 0, count: 2 * 24)
 
+    /// What the frames used, for tests: transient frames, anti-collapse, post-filter,
+    /// intensity and dual stereo, concealed frames.
+    struct Statistics {
+        var frames = 0, transient = 0, antiCollapse = 0, postfilter = 0, intensity = 0, dualStereo = 0, concealed = 0
+    }
+    private(set) var statistics = Statistics()
+
     /// First and last+1 coded band: 17 in hybrid frames; by bandwidth.
     var startBand = 0
     var endBand = 21
@@ -229,6 +236,12 @@ final class CELTDecoder {
                                        finePriority: fp.baseAddress!, bitsLeft: length * 8 - rd.tell(), channels: c, &rd)
             }
         }
+        statistics.frames += 1
+        if transient { statistics.transient += 1 }
+        if antiCollapseOn { statistics.antiCollapse += 1 }
+        if postfilterGainNew > 0 { statistics.postfilter += 1 }
+        if c == 2 && allocation.intensity > start && allocation.intensity < end { statistics.intensity += 1 }
+        if allocation.dualStereo { statistics.dualStereo += 1 }
         if antiCollapseOn {
             antiCollapse(lm: lm, channels: c, n: n, start: start, end: end, seed: bands.seed)
         }
@@ -301,6 +314,7 @@ final class CELTDecoder {
         while lm < 3 && CELTTables.shortBlockSize << lm != n { lm += 1 }
         lossCount += 1 << lm
         lostFrames += 1
+        statistics.concealed += 1
     }
 
     /// Noise shaped by the last band energies, decaying towards the background level,
