@@ -197,6 +197,48 @@ final class OpusDecoderTests: XCTestCase {
         XCTAssertGreaterThan(total.dualStereo, 0)
     }
 
+    /// Mono packets in a stereo stream play in both channels, as the mono decode; stereo
+    /// packets in a mono stream are downmixed (CELT's two cross-channel paths).
+    func testChannelCountMismatch() throws {
+        let mono = try AudioFile(path: Self.path("celt-20ms-mono-low"))
+        let mp = try mono.properties
+        let monoDecoder = try CodecRegistry.makeDecoder(for: mp.dataFormat!, magicCookie: mp.magicCookie)
+        let reference = try decodePackets(of: mono, with: monoDecoder, as: .float32, perCall: 10).pcm
+            .withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        var stereoHead = try XCTUnwrap(mp.magicCookie)
+        stereoHead[9] = 2
+        let up = try OpusDecoder(format: Self.stereoFormat, magicCookie: stereoHead, output: .float32)
+        let both = try decodePackets(of: mono, with: up, as: .float32, perCall: 10).pcm.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        XCTAssertEqual(both.count, 2 * reference.count)
+        var worst: Float = 0
+        for i in 0..<reference.count {
+            XCTAssertEqual(both[2 * i], both[2 * i + 1])
+            worst = max(worst, abs(both[2 * i] - reference[i]))
+        }
+        XCTAssertLessThan(worst, 1e-4)
+
+        let stereo = try AudioFile(path: Self.path("celt-20ms-stereo-cbr-low"))
+        let sp = try stereo.properties
+        var monoHead = try XCTUnwrap(sp.magicCookie)
+        monoHead[9] = 1
+        var monoFormat = Self.stereoFormat
+        monoFormat.channelsPerFrame = 1
+        let down = try OpusDecoder(format: monoFormat, magicCookie: monoHead, output: .float32)
+        let mixed = try decodePackets(of: stereo, with: down, as: .float32, perCall: 10).pcm.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let full = try Self.oracle("celt-20ms-stereo-cbr-low", channels: 2)
+        let skip = try OpusHead.parse(sp.magicCookie!).preSkip
+        // Close to the average of libopus's two channels (the downmix happens before the
+        // inverse MDCT and the post-filter, so not exactly).
+        var diff = 0.0, energy = 0.0
+        for i in skip..<(mixed.count - 960) where i - skip < full.count / 2 {
+            let avg = 0.5 * (full[2 * (i - skip)] + full[2 * (i - skip) + 1])
+            diff += Double((mixed[i] - avg) * (mixed[i] - avg))
+            energy += Double(avg * avg)
+        }
+        print(String(format: "stereo packets downmixed by a mono decoder: %.1f dB below the signal", 10 * Foundation.log10(energy / max(diff, 1e-30))))
+        XCTAssertGreaterThan(energy / diff, 100)
+    }
+
     /// The 5.1 file's layout is Vorbis order; family 255 has none.
     func testChannelLayouts() throws {
         for (name, expected) in [("celt-5.1-family1", ChannelLayout.vorbisOrder(channels: 6)), ("celt-5.1-family255", nil),
