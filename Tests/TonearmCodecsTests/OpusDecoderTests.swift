@@ -239,6 +239,56 @@ final class OpusDecoderTests: XCTestCase {
         XCTAssertGreaterThan(energy / diff, 100)
     }
 
+    /// Framing codes 1, 2 and 3 (with padding, CBR and VBR; RFC 6716 §3.2): pairs of a file's
+    /// 20 ms frames repacked into 40 ms packets decode as the single-frame packets do.
+    func testFramingCodes() throws {
+        for name in ["celt-20ms-stereo-cbr-low", "celt-20ms-stereo-vbr-high"] {
+            let file = try AudioFile(path: Self.path(name))
+            let p = try file.properties
+            let n = Int(p.audioDataPacketCount ?? 0) & ~1
+            let (data, descriptions) = try file.readPacketData(startingAt: 0, count: n)
+            let packets = (descriptions ?? []).map { Array(data[Int($0.startOffset)..<(Int($0.startOffset) + Int($0.dataByteSize))]) }
+            let single = try CodecRegistry.makeDecoder(for: p.dataFormat!, magicCookie: p.magicCookie)
+            let expected = try Self.decodeAll(packets, single)
+            func length(_ l: Int) -> [UInt8] { l < 252 ? [UInt8(l)] : [UInt8(252 + (l - 252) % 4), UInt8((l - 252) / 4)] }
+            var variants: [String: [[UInt8]]] = [:]
+            for k in stride(from: 0, to: n, by: 2) {
+                let a = packets[k], b = packets[k + 1]
+                let toc = a[0] & 0xFC
+                XCTAssertEqual(a[0], b[0])
+                let fa = Array(a.dropFirst()), fb = Array(b.dropFirst())
+                if name.contains("cbr") {
+                    XCTAssertEqual(fa.count, fb.count)
+                    variants["code 1", default: []].append([toc | 1] + fa + fb)
+                    variants["code 3 CBR padded", default: []].append([toc | 3, 0xC2 & ~0x80 | 0x40, 2] + fa + fb + [0, 0])
+                }
+                variants["code 2", default: []].append([toc | 2] + length(fa.count) + fa + fb)
+                variants["code 3 VBR padded", default: []].append([toc | 3, 0x80 | 0x40 | 2, 255, 1] + length(fa.count) + fa + fb
+                                                                     + [UInt8](repeating: 0, count: 255))
+            }
+            XCTAssertFalse(variants.isEmpty)
+            for (what, repacked) in variants {
+                XCTAssertEqual(repacked.count, n / 2, "\(name) \(what)")
+                let d = try CodecRegistry.makeDecoder(for: p.dataFormat!, magicCookie: p.magicCookie)
+                let got = try Self.decodeAll(repacked, d)
+                XCTAssertTrue(got == expected, "\(name) \(what): the output differs")
+            }
+        }
+    }
+
+    /// Each packet decoded in its own call, the output concatenated (interleaved Float).
+    static func decodeAll(_ packets: [[UInt8]], _ d: AudioDecoder) throws -> [Float] {
+        let channels = Int(d.outputFormat.channelsPerFrame)
+        let buffer = PCMBuffer(commonFormat: .float32, sampleRate: 48000, channels: channels, interleaved: true, frameCapacity: 5760)
+        var out: [Float] = []
+        for pk in packets {
+            buffer.frameLength = 0
+            if let code = decodeOne(pk, d, buffer) { throw AudioError(code, "decode") }
+            out += buffer.interleavedBytes().withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        }
+        return out
+    }
+
     /// The 5.1 file's layout is Vorbis order; family 255 has none.
     func testChannelLayouts() throws {
         for (name, expected) in [("celt-5.1-family1", ChannelLayout.vorbisOrder(channels: 6)), ("celt-5.1-family255", nil),
