@@ -9,9 +9,6 @@ final class OpusStreamDecoder {
     private let silk: SILKDecoder
     private var previousMode: OpusMode?
     private var previousRedundancy = false
-    /// The last frame's size, the most a loss conceals per call.
-    private var lastFrameSize = 960
-    private var lastStereo = false
     private var lastBandwidth: OpusBandwidth = .full
     /// Scratch: a transition's concealed 5 ms, a redundant frame's 5 ms, SILK's output.
     private let transition: UnsafeMutablePointer<Float>
@@ -47,7 +44,6 @@ final class OpusStreamDecoder {
         silk.reset()
         previousMode = nil
         previousRedundancy = false
-        lastFrameSize = 960
     }
 
     /// Decodes the frames of `packet` (whose bytes are `bytes`) into `output`, planar with
@@ -65,7 +61,6 @@ final class OpusStreamDecoder {
             }
             at += packet.frameSize
         }
-        lastFrameSize = packet.frameSize
         return at - offset
     }
 
@@ -265,7 +260,6 @@ final class OpusStreamDecoder {
         previousMode = mode
         previousRedundancy = redundancy && !celtToSilk
         lastBandwidth = bandwidth
-        lastStereo = stereo
     }
 
     private var transitionStride = 240
