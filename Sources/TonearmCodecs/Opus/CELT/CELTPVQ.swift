@@ -14,17 +14,18 @@ enum CELTPVQ {
     static let maxN = 176
     static let maxK = 130
 
-    /// U(n, k) of §4.3.4.2 (V(n, k) = U(n, k) + U(n, k + 1) codewords), saturated at 2^32:
+    /// U(n, k) of §4.3.4.2 (V(n, k) = U(n, k) + U(n, k + 1) codewords), saturated at 2^33:
     /// U(0, 0) = 1, U(n, 0) = U(0, k) = 0 otherwise, U(n, k) = U(n−1, k) + U(n, k−1) + U(n−1, k−1).
-    /// Indexed [n · (maxK + 1) + k].
+    /// Indexed [k · (maxN + 1) + n], so that the decoder, which walks n down one dimension at
+    /// a time, reads neighbouring entries.
     static let u: [UInt64] = {
-        let w = maxK + 1
-        var t = [UInt64](repeating: 0, count: (maxN + 1) * w)
+        let w = maxN + 1
+        var t = [UInt64](repeating: 0, count: (maxK + 1) * w)
         t[0] = 1
         for n in 1...maxN {
             for k in 1...maxK {
-                let s = t[(n - 1) * w + k] + t[n * w + k - 1] + t[(n - 1) * w + k - 1]
-                t[n * w + k] = min(s, 1 << 33)
+                let s = t[k * w + n - 1] + t[(k - 1) * w + n] + t[(k - 1) * w + n - 1]
+                t[k * w + n] = min(s, 1 << 33)
             }
         }
         return t
@@ -32,7 +33,7 @@ enum CELTPVQ {
 
     @inline(__always)
     static func codewords(_ n: Int, _ k: Int) -> UInt64 {
-        u.withUnsafeBufferPointer { $0[n * (maxK + 1) + k] + $0[n * (maxK + 1) + k + 1] }
+        u.withUnsafeBufferPointer { $0[k * (maxN + 1) + n] + $0[(k + 1) * (maxN + 1) + n] }
     }
 
     /// Decodes the pulses of one codeword (§4.3.4.2) into `y` and returns Σ y².
@@ -49,17 +50,16 @@ enum CELTPVQ {
         var k = k
         var yy: Float = 0
         u.withUnsafeBufferPointer { ub in
-            let w = maxK + 1
+            let w = maxN + 1
             var dim = n
             var j = 0
             while dim > 0 {
-                let row = dim * w
-                let p = ub[row + k + 1]
+                let p = ub[(k + 1) * w + dim]
                 let negative = i >= p
                 if negative { i -= p }
                 let k0 = k
-                while k > 0, ub[row + k] > i { k -= 1 }
-                i -= ub[row + k]
+                while k > 0, ub[k * w + dim] > i { k -= 1 }
+                i -= ub[k * w + dim]
                 let v = Int32(k0 - k)
                 y[j] = negative ? -v : v
                 yy += Float(v) * Float(v)
