@@ -339,6 +339,29 @@ final class OpusDecoderTests: XCTestCase {
         XCTAssertLessThan(after, 1e-3)
     }
 
+    /// A burst of seven lost packets (pitch-based concealment for five, then noise), in
+    /// mono, 2.5 ms and 5.1 streams: the right length, finite, bounded, counted.
+    func testBurstLoss() throws {
+        for name in ["celt-20ms-mono-low", "celt-2.5ms-stereo-cbr", "celt-5.1-family1"] {
+            let file = try AudioFile(path: Self.path(name))
+            let p = try file.properties
+            let n = Int(p.audioDataPacketCount ?? 0)
+            var (data, descriptions) = try file.readPacketData(startingAt: 0, count: n)
+            for k in 10..<17 { descriptions![k].dataByteSize = 0 }
+            let d = try XCTUnwrap(try CodecRegistry.makeDecoder(for: p.dataFormat!, magicCookie: p.magicCookie) as? OpusDecoder)
+            let channels = Int(d.outputFormat.channelsPerFrame)
+            let buffer = PCMBuffer(commonFormat: .float32, sampleRate: 48000, channels: channels, interleaved: true,
+                                   frameCapacity: n * d.maximumFramesPerPacket)
+            try data.withBytes { (raw) throws(AudioError) in try d.decode(raw, packetCount: n, descriptions: descriptions, into: buffer) }
+            let perPacket = OpusPacket.configuration(data[Int(descriptions![0].startOffset)]).2
+            XCTAssertEqual(buffer.frameLength, n * perPacket, name)
+            XCTAssertEqual(d.concealedPackets, 7, name)
+            XCTAssertEqual(d.celtStatistics.concealed, 7 * d.head.streams, name)
+            let s = buffer.interleavedBytes().withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+            XCTAssert(s.allSatisfy { $0.isFinite && abs($0) < 4 }, name)
+        }
+    }
+
     // MARK: Damaged input
 
     func testMalformedPacketsThrowBadData() throws {
