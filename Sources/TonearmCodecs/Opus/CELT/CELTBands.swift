@@ -19,6 +19,9 @@ final class CELTBandDecoder {
     private var intensity = 0
     private var tfChange = 0
     private var band = 0
+    /// RFC 8251 §7: a mono decoder ignores the stereo phase inversion flag, so that a
+    /// downmix does not cancel.
+    var disablePhaseInversion = false
 
     /// Folding memory: the normalised, scaled output of each band (for both channels).
     private let norm: UnsafeMutablePointer<Float>
@@ -230,7 +233,7 @@ final class CELTBandDecoder {
             itheta = itheta * 16384 / qn
         } else if stereo {
             if b > 2 << bitRes && remainingBits > 2 << bitRes {
-                s.inv = rd.decodeBit(logp: 2)
+                s.inv = rd.decodeBit(logp: 2) && !disablePhaseInversion
             }
             itheta = 0
         }

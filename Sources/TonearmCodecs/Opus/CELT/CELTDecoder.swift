@@ -75,6 +75,7 @@ final class CELTDecoder {
         freq.initialize(repeating: 0, count: 2 * 960)
         collapse = .allocate(capacity: 2 * CELTTables.bandCount)
         collapse.initialize(repeating: 0, count: 2 * CELTTables.bandCount)
+        bands.disablePhaseInversion = channels == 1
         reset()
     }
 
