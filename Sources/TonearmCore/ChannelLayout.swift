@@ -163,6 +163,22 @@ public struct ChannelLayout: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Vorbis I §4.3.9's channel order, which Opus mapping family 1 shares (RFC 7845
+    /// §5.1.1.2), for 3 to 8 channels; nil otherwise (mono and stereo need no layout).
+    public static func vorbisOrder(channels: Int) -> ChannelLayout? {
+        let l: [ChannelLabel]
+        switch channels {
+        case 3: l = [.left, .center, .right]
+        case 4: l = [.left, .right, .leftSurround, .rightSurround]
+        case 5: l = [.left, .center, .right, .leftSurround, .rightSurround]
+        case 6: l = [.left, .center, .right, .leftSurround, .rightSurround, .lfeScreen]
+        case 7: l = [.left, .center, .right, .leftSurroundDirect, .rightSurroundDirect, .centerSurround, .lfeScreen]
+        case 8: l = [.left, .center, .right, .leftSurroundDirect, .rightSurroundDirect, .rearSurroundLeft, .rearSurroundRight, .lfeScreen]
+        default: return nil
+        }
+        return ChannelLayout(labels: l)
+    }
+
     /// A name such as `Stereo (L R)`, as afinfo prints it.
     public var description: String {
         let name = ChannelLayout.labelsByTag[tag.rawValue]?.name

@@ -9,8 +9,8 @@ import TonearmCore
 /// ``tell()`` then exceeds the frame's bits, which callers check where the RFC says to.
 struct OpusRangeDecoder {
     private let base: UnsafePointer<UInt8>?
-    /// The frame's length in bytes.
-    let storage: Int
+    /// The frame's length in bytes (less, after ``limit(toBytes:)``).
+    private(set) var storage: Int
     /// Bytes read from the front, and from the back (raw bits).
     private var offset = 0
     private var endOffset = 0
@@ -206,6 +206,18 @@ struct OpusRangeDecoder {
             r >>= UInt32(b)
         }
         return (totalBits << 3) - l
+    }
+
+    /// Counts every bit of the frame as read (a CELT silence frame, RFC 6716 §4.3): ``tell()``
+    /// then gives the frame's size in bits.
+    mutating func skipToEnd() {
+        totalBits += storage * 8 - tell()
+    }
+
+    /// Shortens the frame to its first `count` bytes, before any raw bit is read: a hybrid
+    /// frame's CELT part ends where its redundant CELT frame starts (RFC 6716 §4.5.1).
+    mutating func limit(toBytes count: Int) {
+        storage = max(0, min(storage, count))
     }
 
     /// The number of significant bits of `x` (0 for 0), the RFC's ilog.
