@@ -15,12 +15,13 @@ extension CodecRegistry {
         let alac: Factory = ALACDecoder.make
         let mpeg: Factory = MPEGDecoder.make
         let aac: Factory = AACDecoder.make
-        return [pcm, g711, ima4, dviIMA, msADPCM, flac, alac, mpeg, aac]
+        let vorbis: Factory = VorbisDecoder.make
+        return [pcm, g711, ima4, dviIMA, msADPCM, flac, alac, mpeg, aac, vorbis]
     }
 
     static let builtinDecodableFormats: [AudioFormatID] = [
         .linearPCM, .uLaw, .aLaw, .appleIMA4, .dviIntelIMA, .microsoftADPCM, .flac, .appleLossless,
-        .mpegLayer1, .mpegLayer2, .mpegLayer3, .mpeg4AAC, .mpeg4AAC_HE, .mpeg4AAC_HE_V2,
+        .mpegLayer1, .mpegLayer2, .mpegLayer3, .mpeg4AAC, .mpeg4AAC_HE, .mpeg4AAC_HE_V2, .vorbis,
     ]
 }
 

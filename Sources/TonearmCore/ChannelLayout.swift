@@ -163,6 +163,23 @@ public struct ChannelLayout: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Vorbis I §4.3.9's channel order, which Opus mapping family 1 and FLAC-in-Ogg's
+    /// Vorbis-order streams share, as descriptions; nil for mono, stereo and more than eight
+    /// channels (the first two need no layout, the order beyond eight is the application's).
+    public static func vorbisOrder(channels: Int) -> ChannelLayout? {
+        let l: [ChannelLabel]
+        switch channels {
+        case 3: l = [.left, .center, .right]
+        case 4: l = [.left, .right, .leftSurround, .rightSurround]
+        case 5: l = [.left, .center, .right, .leftSurround, .rightSurround]
+        case 6: l = [.left, .center, .right, .leftSurround, .rightSurround, .lfeScreen]
+        case 7: l = [.left, .center, .right, .leftSurroundDirect, .rightSurroundDirect, .centerSurround, .lfeScreen]
+        case 8: l = [.left, .center, .right, .leftSurroundDirect, .rightSurroundDirect, .rearSurroundLeft, .rearSurroundRight, .lfeScreen]
+        default: return nil
+        }
+        return ChannelLayout(labels: l)
+    }
+
     /// A name such as `Stereo (L R)`, as afinfo prints it.
     public var description: String {
         let name = ChannelLayout.labelsByTag[tag.rawValue]?.name
