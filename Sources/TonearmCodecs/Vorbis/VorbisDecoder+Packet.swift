@@ -40,7 +40,7 @@ extension VorbisDecoder {
         }
 
         // §4.3.4: residues, in submap order.
-        spectrum.update(repeating: 0, count: channels * setup.blockSizes.1 / 2)
+        for c in 0..<channels { spectrumPointers[c].update(repeating: 0, count: half) }
         for submap in 0..<mapping.submapResidues.count {
             var count = 0
             for c in 0..<channels where mapping.mux[c] == submap {
@@ -57,23 +57,14 @@ extension VorbisDecoder {
         // §4.3.5: inverse coupling, last step first.
         for step in mapping.coupling.reversed() {
             let m = spectrumPointers[step.magnitude], a = spectrumPointers[step.angle]
+            // Branch-free: with t = −A where M > 0 and A elsewhere, A > 0 gives (M, M + t)
+            // and A ≤ 0 gives (M − t, M).
             for i in 0..<half {
                 let mv = m[i], av = a[i]
-                if mv > 0 {
-                    if av > 0 {
-                        a[i] = mv - av
-                    } else {
-                        a[i] = mv
-                        m[i] = mv + av
-                    }
-                } else {
-                    if av > 0 {
-                        a[i] = mv + av
-                    } else {
-                        a[i] = mv
-                        m[i] = mv - av
-                    }
-                }
+                let t = mv > 0 ? -av : av
+                let positive = av > 0
+                m[i] = positive ? mv : mv - t
+                a[i] = positive ? mv + t : mv
             }
         }
 

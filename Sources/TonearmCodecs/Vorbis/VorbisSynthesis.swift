@@ -78,52 +78,86 @@ final class VorbisSynthesis {
         }
 
         // The left half, windowed (§4.3.1: a long block after a short one rises over the
-        // short block's slope, centred on its quarter point).
+        // short block's slope, centred on its quarter point): zeros, the rising slope
+        // (which straddles the quarter point, where y's formula changes), then ones.
         let leftSlope = isLong && !previousLong ? shortSize / 2 : half
-        let leftStart = quarter - leftSlope / 2
+        let leftStart = quarter - leftSlope / 2, leftEnd = leftStart + leftSlope
         let rise = leftSlope == half ? (isLong ? slopeLong : slopeShort) : slopeShort
-        if leftStart > 0 { left.update(repeating: 0, count: leftStart) }
+        let l = left
+        if leftStart > 0 { l.update(repeating: 0, count: leftStart) }
+        // y[i] = u[N/2 + i] below N/2 = quarter, −u[3N/2 − 1 − i] from there.
         var i = leftStart
-        let mid = quarter  // y[i] = u[N/2 + i] below N/2, −u[3N/2 − 1 − i] from there
-        while i < leftStart + leftSlope {
-            let y = i < mid ? u[quarter + i] : -u[half + quarter - 1 - i]
-            left[i] = y * rise[i - leftStart]
-            i += 1
+        while i < quarter {
+            l[i] = u[quarter &+ i] * rise[i &- leftStart]
+            i &+= 1
+        }
+        let top = half &+ quarter &- 1
+        while i < leftEnd {
+            l[i] = -u[top &- i] * rise[i &- leftStart]
+            i &+= 1
         }
         while i < half {
-            left[i] = i < mid ? u[quarter + i] : -u[half + quarter - 1 - i]
-            i += 1
+            l[i] = -u[top &- i]
+            i &+= 1
         }
 
-        // Overlap-add (§4.3.7): from the previous window's centre to this one's.
+        // Overlap-add (§4.3.7): from the previous window's centre to this one's. Where the
+        // previous block was longer, its flat part comes first alone; where it was shorter,
+        // this block's part comes last alone.
         let ov = overlap + c * (longSize / 2)
         if let previousSize {
             let previousHalf = previousSize / 2
-            let shift = quarter - previousSize / 4
+            let shift = quarter - previousSize / 4  // output t is this block's left[t + shift]
+            let aloneEnd = min(frames, max(0, -shift)), bothEnd = min(frames, previousHalf)
             var d = dst
-            for t in 0..<frames {
-                var x: Float = t < previousHalf ? ov[t] : 0
-                let k = shift + t
-                if k >= 0 { x += left[k] }
-                d.pointee = S.fromFloat(x)
+            var t = 0
+            while t < aloneEnd {
+                d.pointee = S.fromFloat(ov[t])
                 d += stride
+                t &+= 1
+            }
+            if stride == 1 {
+                while t < bothEnd {
+                    dst[t] = S.fromFloat(ov[t] + l[t &+ shift])
+                    t &+= 1
+                }
+                while t < frames {
+                    dst[t] = S.fromFloat(l[t &+ shift])
+                    t &+= 1
+                }
+            } else {
+                d = dst + t &* stride
+                while t < bothEnd {
+                    d.pointee = S.fromFloat(ov[t] + l[t &+ shift])
+                    d += stride
+                    t &+= 1
+                }
+                while t < frames {
+                    d.pointee = S.fromFloat(l[t &+ shift])
+                    d += stride
+                    t &+= 1
+                }
             }
         }
 
         // The right half, windowed, for the next block: y[half + t] is −u[N/2 − 1 − t] below
-        // N/2 and −u[t − N/2] after.
+        // N/2 and −u[t − N/2] after; ones, the falling slope, zeros.
         let rightSlope = isLong && !nextLong ? shortSize / 2 : half
-        let rightStart = quarter - rightSlope / 2
+        let rightStart = quarter - rightSlope / 2, rightEnd = rightStart + rightSlope
         let fall = rightSlope == half ? (isLong ? slopeLong : slopeShort) : slopeShort
+        let fallTop = rightSlope &- 1 &+ rightStart  // fall index of t is fallTop − t
         var t = 0
         while t < rightStart {
-            ov[t] = t < quarter ? -u[quarter - 1 - t] : -u[t - quarter]
-            t += 1
+            ov[t] = -u[quarter &- 1 &- t]
+            t &+= 1
         }
-        while t < rightStart + rightSlope {
-            let y = t < quarter ? -u[quarter - 1 - t] : -u[t - quarter]
-            ov[t] = y * fall[rightSlope - 1 - (t - rightStart)]
-            t += 1
+        while t < quarter {
+            ov[t] = -u[quarter &- 1 &- t] * fall[fallTop &- t]
+            t &+= 1
+        }
+        while t < rightEnd {
+            ov[t] = -u[t &- quarter] * fall[fallTop &- t]
+            t &+= 1
         }
         if t < half { (ov + t).update(repeating: 0, count: half - t) }
     }
