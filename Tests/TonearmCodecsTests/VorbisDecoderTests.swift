@@ -137,6 +137,33 @@ final class VorbisDecoderTests: XCTestCase {
         XCTAssertEqual(sizes, [false, true])
     }
 
+    /// A seek lands on exactly the samples a decode from the start gives there: the reset
+    /// forgets the previous block and the one packet of preroll primes the overlap again.
+    func testSeekMatchesADecodeFromTheStart() throws {
+        for name in ["q5-clicks-44k.ogg", "q3-5.1-48k.ogg", "q-1-mono-8k.ogg"] {
+            let path = fixturesDirectory + "/vorbis/" + name
+            let whole = try decodeInterleaved(path, as: Float.self)
+            let file = try ExtAudioFile(path: path)
+            let ch = Int(file.fileDataFormat.channelsPerFrame)
+            try file.setClientDataFormat(.pcm(sampleRate: file.fileDataFormat.sampleRate, channels: UInt32(ch), bits: 32, isFloat: true))
+            for target in [Int64(0), 1000, 7777, 12_345] {
+                try file.seek(toFrame: target)
+                var bytes: [UInt8] = []
+                let got = try file.read(frames: 2048, into: &bytes)
+                let samples = bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+                let start = Int(target) * ch
+                let expected = Array(whole[start..<min(whole.count, start + got * ch)])
+                XCTAssertEqual(got, min(2048, whole.count / ch - Int(target)), "\(name) at \(target)")
+                let firstDifference = zip(samples, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+                var shift: Int?
+                for k in -4096...4096 where start + k * ch >= 0 && start + k * ch + samples.count <= whole.count {
+                    if Array(whole[(start + k * ch)..<(start + k * ch + min(64, samples.count))]) == Array(samples.prefix(64)) { shift = k; break }
+                }
+                XCTAssertNil(firstDifference, "\(name) at \(target): differs from sample \(firstDifference ?? -1) (a match \(shift.map(String.init) ?? "nowhere") frames away)")
+            }
+        }
+    }
+
     static func decoder(_ path: String, output: PCMBuffer.CommonFormat = .float32) throws -> (VorbisDecoder, AudioFile) {
         let file = try AudioFile(path: path)
         let format = try file.dataFormat

@@ -8,7 +8,10 @@ import TonearmCore
 /// Matroska's CodecPrivate give them. One packet is one Vorbis audio packet; it decodes to
 /// (previous block + this block) / 4 frames, and the first packet after the start or a
 /// ``reset()`` to none (its first half only primes the overlap), as Ogg's parser counts
-/// them. Start and end trimming are the file's (granule positions), not the decoder's.
+/// them; except where that packet's description counts the frames of a continuous decode
+/// (a file's packet table, read again after a seek): then it decodes to that many, with
+/// silence for the unknown previous block, so that the frames the file layer skips for the
+/// preroll are there to skip. Start and end trimming are the file's (granule positions), not the decoder's.
 ///
 /// Damage: a packet that ends early is decoded as §4.3 and §8.6.2 say (what was read,
 /// the rest zero); a packet that is not an audio packet or names a missing mode decodes to
@@ -110,6 +113,19 @@ public final class VorbisDecoder: AudioDecoder {
         previousBlockSize = nil
     }
 
+    /// The previous block's size that makes a packet of `size` decode to `frames`, when the
+    /// decoder has no previous block (the start, a reset) but the packet's description, from
+    /// a file's packet table, counts the frames of a continuous decode: a seek's preroll
+    /// packet. Its output is then what a decode from the start gives, but for the part the
+    /// unknown previous block overlaps, so the frame count agrees with the table that the
+    /// file layer skips by. Nil when the description says 0 (the start of the stream, or a
+    /// parser that counted the reset as Ogg's does) or names no block size.
+    func assumedPrevious(frames: Int, size: Int) -> Int? {
+        guard frames > 0 else { return nil }
+        let p = 4 * (frames - size / 4)
+        return p == setup.blockSizes.0 || p == setup.blockSizes.1 ? p : nil
+    }
+
     /// The mode of an audio packet (§4.3.1), or nil when it is not one.
     func mode(of p: UnsafeRawBufferPointer) -> VorbisSetupHeader.Mode? {
         guard p.count > 0, p[0] & 1 == 0 else { return nil }
@@ -129,10 +145,16 @@ public final class VorbisDecoder: AudioDecoder {
         // The frames first, so that a buffer too small leaves everything untouched.
         var previous = previousBlockSize
         var total = 0
+        var assumed = [Int?](repeating: nil, count: layout.count)
         for i in 0..<layout.count {
             guard let m = mode(of: layout.packet(i)) else { continue }
             let size = m.isLong ? setup.blockSizes.1 : setup.blockSizes.0
-            if let previous { total += previous / 4 + size / 4 }
+            if let previous {
+                total += previous / 4 + size / 4
+            } else if let d = descriptions?[i], let p = assumedPrevious(frames: Int(d.variableFramesInPacket), size: size) {
+                assumed[i] = p
+                total += Int(d.variableFramesInPacket)
+            }
             previous = size
         }
         try output.checkRoom(for: total, channels: channels, sampleFormat: sampleFormat)
@@ -143,6 +165,11 @@ public final class VorbisDecoder: AudioDecoder {
             guard let m = mode(of: p) else {
                 concealedPackets += 1
                 continue
+            }
+            if let a = assumed[i] {
+                // The block before the one decoded first is unknown: its overlap is silence.
+                synthesis.clearOverlap()
+                previousBlockSize = a
             }
             switch sampleFormat {
             case .float32: written += output.withWriter(Float.self) { decodePacket(p, mode: m, into: $0.advanced(by: written)) }

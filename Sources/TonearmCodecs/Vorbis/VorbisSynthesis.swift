@@ -52,6 +52,11 @@ final class VorbisSynthesis {
         left.deallocate()
     }
 
+    /// Forgets every channel's previous right half.
+    func clearOverlap() {
+        overlap.update(repeating: 0, count: channels * longSize / 2)
+    }
+
     private static func slope(_ m: Int) -> UnsafeMutablePointer<Float> {
         let p = UnsafeMutablePointer<Float>.allocate(capacity: m)
         for i in 0..<m {
