@@ -100,6 +100,14 @@ final class VorbisDecoderTests: XCTestCase {
         }
     }
 
+    /// Int16 and Int32 output are the float output converted by DecodedSample's rules.
+    func testIntegerOutputsFollowTheFloatOne() throws {
+        let path = fixturesDirectory + "/vorbis/q3-5.1-48k.ogg"
+        let float = try decodeInterleaved(path, as: Float.self)
+        XCTAssertEqual(try decodeInterleaved(path, as: Int32.self), float.map(Int32.fromFloat))
+        XCTAssertEqual(try decodeInterleaved(path, as: Int16.self), float.map(Int16.fromFloat))
+    }
+
     /// Each packet decodes to the frames the Ogg parser gave it, and the layout is Vorbis
     /// order's.
     func testPacketFramesMatchTheParser() throws {

@@ -159,8 +159,10 @@ final class VorbisCodebook {
                 for d in 0..<dimensions {
                     let m: UInt32
                     if lookup == 1 {
+                        // Once the divisor passes the entry count every further digit is 0;
+                        // stopping there keeps it from overflowing with many dimensions.
                         m = multiplicands[(e / divisor) % count]
-                        divisor = divisor &* count
+                        if divisor <= entries { divisor *= count }
                     } else {
                         m = multiplicands[e * dimensions + d]
                     }
