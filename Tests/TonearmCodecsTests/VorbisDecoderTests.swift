@@ -233,6 +233,31 @@ final class VorbisDecoderTests: XCTestCase {
         }
     }
 
+    /// A packet that is not an audio packet (its type bit set, or a mode the setup lacks)
+    /// decodes to nothing, is counted as concealed and leaves the state alone, as the Ogg
+    /// parser counts it; an empty packet decodes to nothing and is not counted.
+    func testNonAudioAndEmptyPacketsDecodeToNothing() throws {
+        let (decoder, file) = try Self.decoder(fixturesDirectory + "/vorbis/q5-stereo-44k.ogg")
+        let packets = try Self.packets(file)
+        let buffer = PCMBuffer(commonFormat: .float32, sampleRate: 0, channels: 2, interleaved: false, frameCapacity: 4096)
+        func decode(_ p: [UInt8]) throws -> Int {
+            buffer.frameLength = 0
+            try p.withBytes { (raw) throws(AudioError) in try decoder.decode(raw, packetCount: 1, descriptions: nil, into: buffer) }
+            return buffer.frameLength
+        }
+        XCTAssertEqual(try decode(packets[0]), 0)
+        var header = packets[1]
+        header[0] |= 1
+        XCTAssertEqual(try decode(header), 0)
+        XCTAssertEqual(try decode([]), 0)
+        XCTAssertEqual(decoder.concealedPackets, 1)
+        // The state is the first packet's: the second decodes as in an undisturbed stream.
+        let expected = try XCTUnwrap(packets[1].withUnsafeBytes { decoder.mode(of: $0) })
+        let first = try XCTUnwrap(packets[0].withUnsafeBytes { decoder.mode(of: $0) })
+        let sizes = decoder.setup.blockSizes
+        XCTAssertEqual(try decode(packets[1]), (first.isLong ? sizes.1 : sizes.0) / 4 + (expected.isLong ? sizes.1 : sizes.0) / 4)
+    }
+
     /// A decoder fed a damaged cookie (cut, bits flipped anywhere in the headers) is made
     /// or refused cleanly, and when made decodes the file's packets without crashing.
     func testDamagedHeadersFailCleanly() throws {
