@@ -8,10 +8,14 @@ import TonearmCore
 /// Matroska's CodecPrivate give them. One packet is one Vorbis audio packet; it decodes to
 /// (previous block + this block) / 4 frames, and the first packet after the start or a
 /// ``reset()`` to none (its first half only primes the overlap), as Ogg's parser counts
-/// them; except where that packet's description counts the frames of a continuous decode
-/// (a file's packet table, read again after a seek): then it decodes to that many, with
-/// silence for the unknown previous block, so that the frames the file layer skips for the
-/// preroll are there to skip. Start and end trimming are the file's (granule positions), not the decoder's.
+/// them. The exception is a first packet whose description counts the frames of a
+/// continuous decode (a file's packet table, read again after a seek): it decodes to that
+/// many, with silence for the unknown previous block, so that the frames the file layer
+/// skips for the preroll are there to skip. Start and end trimming are the file's
+/// (granule positions), not the decoder's.
+///
+/// Output is Float32 as computed (the IMDCT unscaled, as libvorbis and FFmpeg's float
+/// decoder), or Int16/Int32 by ``DecodedSample``'s rounding.
 ///
 /// Damage: a packet that ends early is decoded as §4.3 and §8.6.2 say (what was read,
 /// the rest zero); a packet that is not an audio packet or names a missing mode decodes to
@@ -36,7 +40,7 @@ public final class VorbisDecoder: AudioDecoder {
     let packetBuffer = VorbisPacketBuffer()
     let residueScratch = VorbisResidueScratch()
     let synthesis: VorbisSynthesis
-    /// Per channel, `longHalf` floats: the spectrum being decoded.
+    /// Per channel, half a long block of floats: the spectrum being decoded.
     let spectrum: UnsafeMutablePointer<Float>
     let spectrumPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     /// Per channel, floor 1's final Y values and step-2 flags (65 each), or floor 0's
