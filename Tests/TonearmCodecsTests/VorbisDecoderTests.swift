@@ -297,6 +297,29 @@ final class VorbisDecoderTests: XCTestCase {
         }
     }
 
+    /// The cookie may also be FFmpeg's other extradata form, each header after a 16-bit
+    /// big-endian size; it decodes the same.
+    func testLengthPrefixedCookie() throws {
+        let path = fixturesDirectory + "/vorbis/q0-stereo-22k.ogg"
+        let (laced, file) = try Self.decoder(path)
+        let headers = try VorbisSetupHeader.unlace(try XCTUnwrap(try file.magicCookie))
+        let prefixed = headers.flatMap { [UInt8($0.count >> 8), UInt8($0.count & 0xFF)] + $0 }
+        let other = try VorbisDecoder(format: try file.dataFormat, magicCookie: prefixed, output: .float32)
+        let buffers = [laced, other].map { _ in
+            PCMBuffer(commonFormat: .float32, sampleRate: 0, channels: 2, interleaved: true, frameCapacity: 4096)
+        }
+        for p in try Self.packets(file).prefix(10) {
+            for (d, b) in zip([laced, other], buffers) {
+                b.frameLength = 0
+                try p.withBytes { (raw) throws(AudioError) in try d.decode(raw, packetCount: 1, descriptions: nil, into: b) }
+            }
+            let a = buffers[0].withUnsafeMutableSamples(Float.self) { Array($0.prefix(buffers[0].frameLength * 2)) }
+            let b = buffers[1].withUnsafeMutableSamples(Float.self) { Array($0.prefix(buffers[1].frameLength * 2)) }
+            XCTAssertEqual(a, b)
+        }
+        XCTAssertThrowsError(try VorbisDecoder(format: try file.dataFormat, magicCookie: Array(prefixed.prefix(40)), output: .float32))
+    }
+
     // MARK: Hand-built streams
 
     /// A codebook whose lengths overfill or underfill the tree, a single-entry book longer
