@@ -129,11 +129,8 @@ struct VorbisResidue {
 
     /// Format 1 (§8.6.4): vectors one after another.
     @inline(__always)
-    private static func partition1(_ reader: inout VorbisBits, _ book: VorbisCodebook, _ v: UnsafeMutablePointer<Float>, _ size: Int) -> Bool {
+    private static func partition1(_ r: inout VorbisBits, _ book: VorbisCodebook, _ v: UnsafeMutablePointer<Float>, _ size: Int) -> Bool {
         guard let values = book.values else { return false }
-        // A local copy keeps the bit position in a register through the loop.
-        var r = reader
-        defer { reader = r }
         let dims = book.dimensions
         var i = 0
         switch dims {
@@ -174,10 +171,8 @@ struct VorbisResidue {
     }
 
     /// Format 0 (§8.6.3): each vector's values spread `size / dims` apart.
-    private static func partition0(_ reader: inout VorbisBits, _ book: VorbisCodebook, _ v: UnsafeMutablePointer<Float>, _ size: Int) -> Bool {
+    private static func partition0(_ r: inout VorbisBits, _ book: VorbisCodebook, _ v: UnsafeMutablePointer<Float>, _ size: Int) -> Bool {
         guard let values = book.values else { return false }
-        var r = reader
-        defer { reader = r }
         let dims = book.dimensions
         let step = size / dims
         for i in 0..<step {
