@@ -70,9 +70,11 @@ enc q5-clicks-44k clicks 5
 for f in "$OUT"/*.ogg; do
   n=${f%.ogg}
   # ffmpeg 5.1's native decoder disagrees with libvorbis (by up to 0.39, in 9 of the 65
-  # blocks) on ffmpeg's own encoder's output, where Tonearm agrees with oggdec within
-  # 1 LSB. There is no float libvorbis oracle (ffmpeg's libvorbis wrapper and oggdec give
-  # 16 bits), so that file has none: its gate is oggdec's.
+  # blocks, angle channel only) on ffmpeg's own encoder's output, where Tonearm agrees with
+  # oggdec within 1 LSB: that file codes magnitude 0 with a nonzero angle 812 times, where
+  # Vorbis I §4.3.5 gives the angle A and ffmpeg's decoder −A. There is no float libvorbis
+  # oracle (ffmpeg's libvorbis wrapper and oggdec give 16 bits), so that file has none: its
+  # gate is oggdec's.
   oracle=vorbis
   case "$f" in *ffvorbis*) oracle=none ;; esac
   "${FF[@]}" -c:a vorbis -i "$f" -f f32le "$TMP/dec.raw"

@@ -11,9 +11,11 @@ import TonearmTestSupport
 ///   2^-15/√12 and no sample more than 2^-14 away, over the frames both give (ffmpeg 5.1
 ///   keeps 128 frames of padding at the end of one file). Not on the file ffmpeg's own
 ///   encoder made: there ffmpeg's native decoder differs from libvorbis (and from Tonearm,
-///   which agrees with oggdec within 1 LSB) by up to 0.39 in 9 of its 65 blocks, and no
-///   float libvorbis oracle exists (ffmpeg's libvorbis wrapper and oggdec give 16 bits), so
-///   its figures are logged, not gated;
+///   which agrees with oggdec within 1 LSB) by up to 0.39 in 9 of its 65 blocks, only in the
+///   angle channel. That file has 812 coupled values with magnitude exactly 0 and a nonzero
+///   angle (the oggenc files none); §4.3.5 (M > 0 is false) gives the angle A there, and
+///   ffmpeg's decoder evidently −A. No float libvorbis oracle exists (ffmpeg's libvorbis
+///   wrapper and oggdec give 16 bits), so that file's ffmpeg figures are logged, not gated;
 /// - oggdec (libvorbis) at 16 bits: every sample within 1 LSB of Tonearm's Int16 output,
 ///   and exactly oggdec's length.
 ///
