@@ -379,13 +379,19 @@ final class VorbisDecoderTests: XCTestCase {
     }
 
     /// Floor 0, which no encoder in use writes: a hand-built stream (one channel, 256-sample
-    /// blocks, an order-4 LSP floor coded with a two-dimensional lookup-type-2 book, a
+    /// blocks, an order-4 or order-3 LSP floor coded with a two-dimensional lookup-type-2 book, a
     /// residue of ones) decodes two identical packets; the second's 128 frames must be the
     /// overlap of two windowed IMDCTs of the floor curve, all three computed here in Double
     /// straight from the spec's formulas (§6.2.3, §4.3.1, §4.3.7), with no decoder code.
     func testFloor0AgainstTheSpecFormula() throws {
+        // Order 4 takes §6.2.3's even formula, order 3 the odd one (and leaves the fourth
+        // value read unused, as the spec allows).
+        for order in [4, 3] { try checkFloor0(order: order) }
+    }
+
+    private func checkFloor0(order: Int) throws {
         let cookie = VorbisTestStream.cookie(channels: 1, books: [VorbisTestStream.classBook, VorbisTestStream.unitBook, VorbisTestStream.lspBook],
-                                             floor0: true)
+                                             floor0: true, floor0Order: order)
         let decoder = try VorbisDecoder(format: VorbisTestStream.format, magicCookie: cookie, output: .float32)
         // The packet: audio, (one mode: no bits), amplitude 40 in 6 bits, book 0 in 1 bit,
         // codewords of entries 1 and 2 (2 bits each, MSB first), then the residue: the
@@ -410,18 +416,26 @@ final class VorbisDecoderTests: XCTestCase {
         // Entry vectors (lookup type 2, minimum 0, delta 0.25, multiplicands as written).
         let vectors: [[Double]] = VorbisTestStream.lspMultiplicands.map { $0.map { Double($0) * 0.25 } }
         let first = vectors[1], second = vectors[2].map { $0 + first[1] }
-        let lsp = first + second
+        let lsp = Array((first + second).prefix(order))
         let amplitude = 40.0, offset = 100.0, bits = 6.0, rate = 44100.0, barkSize = 256.0
         func bark(_ x: Double) -> Double { 13.1 * atan(0.00074 * x) + 2.24 * atan(0.0000000185 * x * x) + 0.0001 * x }
         var curve = [Double](repeating: 0, count: half)
         for i in 0..<half {
             let map = min(barkSize - 1, (bark(rate * Double(i) / Double(2 * half)) * barkSize / bark(0.5 * rate)).rounded(.down))
             let omega = Double.pi * map / barkSize, c = cos(omega)
-            // Order 4 is even.
-            var p = (1 - c) / 2, q = (1 + c) / 2
-            for j in 0..<2 {
-                p *= 4 * (cos(lsp[2 * j + 1]) - c) * (cos(lsp[2 * j + 1]) - c)
-                q *= 4 * (cos(lsp[2 * j]) - c) * (cos(lsp[2 * j]) - c)
+            var p: Double, q: Double
+            if order % 2 == 1 {
+                p = 1 - c * c
+                q = 0.25
+                for j in 0...((order - 3) / 2) { p *= 4 * (cos(lsp[2 * j + 1]) - c) * (cos(lsp[2 * j + 1]) - c) }
+                for j in 0...((order - 1) / 2) { q *= 4 * (cos(lsp[2 * j]) - c) * (cos(lsp[2 * j]) - c) }
+            } else {
+                p = (1 - c) / 2
+                q = (1 + c) / 2
+                for j in 0...((order - 2) / 2) {
+                    p *= 4 * (cos(lsp[2 * j + 1]) - c) * (cos(lsp[2 * j + 1]) - c)
+                    q *= 4 * (cos(lsp[2 * j]) - c) * (cos(lsp[2 * j]) - c)
+                }
             }
             curve[i] = exp(0.11512925 * (amplitude * offset / ((pow(2, bits) - 1) * (p + q).squareRoot()) - offset))
         }
@@ -444,8 +458,8 @@ final class VorbisDecoderTests: XCTestCase {
             peak = max(peak, abs(expected))
         }
         XCTAssertGreaterThan(peak, 1e-4, "the test signal must not be silence")
-        XCTAssertLessThan(worst, peak * 1e-5 + 1e-9, "floor 0 output against the spec's formulas")
-        print("vorbis floor 0: peak \(peak), worst difference \(worst)")
+        XCTAssertLessThan(worst, peak * 1e-5 + 1e-9, "floor 0 of order \(order) against the spec's formulas")
+        print("vorbis floor 0, order \(order): peak \(peak), worst difference \(worst)")
     }
 }
 
@@ -521,7 +535,7 @@ enum VorbisTestStream {
         for v in lspMultiplicands.joined() { w.write(v, 4) }
     }
 
-    static func cookie(channels: Int, books: [(inout VorbisTestWriter) -> Void], floor0: Bool = false,
+    static func cookie(channels: Int, books: [(inout VorbisTestWriter) -> Void], floor0: Bool = false, floor0Order: Int = 4,
                        modeMapping: Int = 0, residueBook: Int = 1) -> [UInt8]
     {
         var id: [UInt8] = [1] + Array("vorbis".utf8) + [0, 0, 0, 0, UInt8(channels)]
@@ -535,7 +549,7 @@ enum VorbisTestStream {
         w.write(0, 6)  // one floor
         if floor0 {
             w.write(0, 16)
-            w.write(4, 8); w.write(44100, 16); w.write(256, 16); w.write(6, 6); w.write(100, 8)
+            w.write(floor0Order, 8); w.write(44100, 16); w.write(256, 16); w.write(6, 6); w.write(100, 8)
             w.write(0, 4); w.write(2, 8)  // one book: 2
         } else {
             w.write(1, 16)
