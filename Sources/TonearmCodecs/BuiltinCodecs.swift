@@ -16,12 +16,13 @@ extension CodecRegistry {
         let mpeg: Factory = MPEGDecoder.make
         let aac: Factory = AACDecoder.make
         let opus: Factory = OpusDecoder.make
-        return [pcm, g711, ima4, dviIMA, msADPCM, flac, alac, mpeg, aac, opus]
+        let vorbis: Factory = VorbisDecoder.make
+        return [pcm, g711, ima4, dviIMA, msADPCM, flac, alac, mpeg, aac, opus, vorbis]
     }
 
     static let builtinDecodableFormats: [AudioFormatID] = [
         .linearPCM, .uLaw, .aLaw, .appleIMA4, .dviIntelIMA, .microsoftADPCM, .flac, .appleLossless,
-        .mpegLayer1, .mpegLayer2, .mpegLayer3, .mpeg4AAC, .mpeg4AAC_HE, .mpeg4AAC_HE_V2, .opus,
+        .mpegLayer1, .mpegLayer2, .mpegLayer3, .mpeg4AAC, .mpeg4AAC_HE, .mpeg4AAC_HE_V2, .opus, .vorbis,
     ]
 }
 

@@ -163,8 +163,9 @@ public struct ChannelLayout: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Vorbis I §4.3.9's channel order, which Opus mapping family 1 shares (RFC 7845
-    /// §5.1.1.2), for 3 to 8 channels; nil otherwise (mono and stereo need no layout).
+    /// Vorbis I §4.3.9's channel order, which Opus mapping family 1 and FLAC-in-Ogg's
+    /// Vorbis-order streams share, as descriptions; nil for mono, stereo and more than eight
+    /// channels (the first two need no layout, the order beyond eight is the application's).
     public static func vorbisOrder(channels: Int) -> ChannelLayout? {
         let l: [ChannelLabel]
         switch channels {

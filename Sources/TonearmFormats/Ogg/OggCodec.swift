@@ -153,20 +153,8 @@ struct OggCodec {
     }
 
     /// Vorbis I §4.3.9 channel order, which Opus mapping family 1 shares; only for more than
-    /// two channels (mono and stereo need no layout).
-    static func vorbisOrderLayout(channels: Int) -> ChannelLayout? {
-        let l: [ChannelLabel]
-        switch channels {
-        case 3: l = [.left, .center, .right]
-        case 4: l = [.left, .right, .leftSurround, .rightSurround]
-        case 5: l = [.left, .center, .right, .leftSurround, .rightSurround]
-        case 6: l = [.left, .center, .right, .leftSurround, .rightSurround, .lfeScreen]
-        case 7: l = [.left, .center, .right, .leftSurroundDirect, .rightSurroundDirect, .centerSurround, .lfeScreen]
-        case 8: l = [.left, .center, .right, .leftSurroundDirect, .rightSurroundDirect, .rearSurroundLeft, .rearSurroundRight, .lfeScreen]
-        default: return nil
-        }
-        return ChannelLayout(labels: l)
-    }
+    /// two channels (mono and stereo need no layout). The decoder reports the same layout.
+    static func vorbisOrderLayout(channels: Int) -> ChannelLayout? { ChannelLayout.vorbisOrder(channels: channels) }
 
     // MARK: Opus (RFC 7845 §5)
 
