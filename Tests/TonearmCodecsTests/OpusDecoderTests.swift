@@ -38,11 +38,6 @@ final class OpusDecoderTests: XCTestCase {
         Fixture(name: "mixed-modes", modes: ["hybrid", "celt"], codes: [0]),
     ]
 
-    /// Fixtures that need the SILK layer (SILKDecoder.swift, written separately): their
-    /// oracle comparison is expected to fail until it lands. The lead empties this list after
-    /// merging SILK.
-    static let awaitingSILK: Set<String> = ["silk-nb", "silk-wb", "silk-lbrr", "hybrid-swb", "hybrid-60ms", "mixed-modes"]
-
     static func path(_ name: String) -> String { "\(fixturesDirectory)/opus/\(name).opus" }
 
     /// The packets' TOC modes and framing codes, as the script's comments claim.
@@ -140,15 +135,10 @@ final class OpusDecoderTests: XCTestCase {
             let format = try file.dataFormat
             let channels = Int(format.channelsPerFrame)
             let reference = try Self.oracle(f.name, channels: channels)
-            guard let ours = try? decodeInterleaved(path, as: Float.self) else {
-                XCTAssert(Self.awaitingSILK.contains(f.name), "\(f.name) does not decode")
-                report.append("\(f.name): awaiting SILK")
-                continue
-            }
+            let ours = try decodeInterleaved(path, as: Float.self)
             let a = Self.accuracy(ours, reference, channels: channels)
             let line = "\(f.name): \(ours.count / channels) frames (oracle \(reference.count / channels)), \(a)"
             report.append(line)
-            if Self.awaitingSILK.contains(f.name) { continue }
             XCTAssertEqual(ours.count, reference.count, "\(f.name): length")
             XCTAssertLessThan(a.rms, Self.rmsGoal, line)
             XCTAssertLessThanOrEqual(a.maxDiff, Self.maxGoal, line)
@@ -180,7 +170,7 @@ final class OpusDecoderTests: XCTestCase {
     /// intensity and dual stereo (the counts per fixture are printed).
     func testFixturesExerciseCELTTools() throws {
         var total = CELTDecoder.Statistics()
-        for f in Self.fixtures where !Self.awaitingSILK.contains(f.name) {
+        for f in Self.fixtures {
             let file = try AudioFile(path: Self.path(f.name))
             let p = try file.properties
             let d = try XCTUnwrap(try CodecRegistry.makeDecoder(for: p.dataFormat!, magicCookie: p.magicCookie) as? OpusDecoder)
@@ -415,8 +405,7 @@ final class OpusDecoderTests: XCTestCase {
         for pk in packets {
             buffer.frameLength = 0
             if let code = Self.decodeOne(pk, d, buffer) {
-                // 'fmt?' is the SILK stub's, for a random TOC that asks for SILK.
-                XCTAssert(code == .codecBadData || (!Self.awaitingSILK.isEmpty && code == .unsupportedDataFormat), "\(code)")
+                XCTAssertEqual(code, .codecBadData)
                 rejected += 1
             } else {
                 decoded += 1
@@ -482,8 +471,7 @@ extension OpusDecoderTests {
     }
 
     /// Random CELT packets, for one, two, 5.1 (family 1) and family-255 decoders with silent
-    /// channels: each decodes to finite samples or throws ('fmt?' only from the SILK stub, for
-    /// a later stream whose random TOC asks for SILK).
+    /// channels: each decodes to finite samples or throws 'bada'.
     func testRandomPacketsNeverCrash() throws {
         var g = SeededGenerator(seed: 99)
         let heads: [[UInt8]] = [
@@ -504,7 +492,7 @@ extension OpusDecoderTests {
                 if i % 7 == 0, p.count > 2 { p[1] |= 0x80 }
                 buffer.frameLength = 0
                 if let code = OpusDecoderTests.decodeOne(p, d, buffer) {
-                    XCTAssert(code == .codecBadData || code == .unsupportedDataFormat)
+                    XCTAssertEqual(code, .codecBadData)
                 } else {
                     let s = buffer.interleavedBytes().withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
                     if !s.allSatisfy({ $0.isFinite }) { XCTFail("non-finite output, head \(ch) packet \(i)"); break }

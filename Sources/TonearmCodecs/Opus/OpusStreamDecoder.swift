@@ -22,6 +22,9 @@ final class OpusStreamDecoder {
         self.channels = channels
         celt = CELTDecoder(channels: channels)
         silk = SILKDecoder(channels: channels)
+        // A mono frame in a stereo stream: both channels as libopus fills them (not a copy in
+        // the first mono frame after stereo ones).
+        silk.fillsBothChannelsOfMonoFrames = channels == 2
         transition = .allocate(capacity: 2 * 240)
         redundant = .allocate(capacity: 2 * 240)
         silkOutput = .allocate(capacity: 2 * 2880)
@@ -163,14 +166,9 @@ final class OpusStreamDecoder {
             silkOutput.update(repeating: 0, count: channels * frameSize)
             try silk.decode(&rd, frameSize: frameSize, bandwidth: bandwidth, streamChannels: streamChannels, lost: false,
                             output: silkOutput)
-            if streamChannels == channels {
-                out.update(from: silkOutput, count: channels * frameSize)
-            } else if channels == 2 {
-                out.update(from: silkOutput, count: frameSize)
-                (out + frameSize).update(from: silkOutput, count: frameSize)
-            } else {
-                for i in 0..<frameSize { out[i] = 0.5 * (silkOutput[i] + silkOutput[frameSize + i]) }
-            }
+            // SILK fills both channels of a stereo decoder, and gives a mono decoder the mid
+            // channel of a stereo frame first (as libopus does).
+            out.update(from: silkOutput, count: channels * frameSize)
         }
         var redundancy = false
         var celtToSilk = false
