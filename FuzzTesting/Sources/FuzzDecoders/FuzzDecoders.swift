@@ -2,9 +2,11 @@ import FuzzSupport
 import Tonearm
 
 // The built-in decoders on arbitrary bytes: PCM, G.711, IMA4, IMA and MS ADPCM, FLAC, ALAC,
-// MPEG audio (see fuzzMPEG) and AAC (see fuzzAAC). The first bytes choose a codec and its stream description
-// (channels 1–8, sizes, bits, flags, a magic cookie), the output type and layout and how
-// packets are handed over; the rest is packet data.
+// MPEG audio (see fuzzMPEG), AAC (see fuzzAAC), and any decoder by its format ID and cookie
+// (see fuzzByFormatID: Opus, Vorbis, and with the FFmpeg trait FFmpeg's). The first bytes
+// choose a codec and its stream description (channels 1–8, sizes, bits, flags, a magic
+// cookie), the output type and layout and how packets are handed over; the rest is packet
+// data.
 //
 // Besides "never crash", two properties are checked: a decode that succeeds wrote exactly
 // the frames its packets hold and no more than the buffer has room for, and decoding into

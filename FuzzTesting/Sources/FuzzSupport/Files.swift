@@ -19,6 +19,9 @@ public enum InputLimit {
     public static let flac = 8 << 10
     public static let mp4 = 16 << 10
     public static let ogg = 16 << 10
+    /// Matroska's header elements (EBML header, SeekHead, Info, Tracks with a Vorbis or Opus
+    /// CodecPrivate) take a few KB before the first Cluster.
+    public static let matroska = 16 << 10
     /// FuzzParsers', after its first byte.
     public static let anyType = 8 << 10
     /// FuzzDecoders': its ALAC seeds hold four packets of up to 4096 24-bit stereo frames.
