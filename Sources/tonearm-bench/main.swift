@@ -100,6 +100,9 @@ let m4aFragmented = make("aac-frag-\(seconds)s.mp4", ["-c:a", "aac", "-b:a", "12
 let flac = make("flac-\(seconds)s.flac", ["-c:a", "flac"])
 let flac16 = make("flac16-\(seconds)s.flac", ["-sample_fmt", "s16", "-c:a", "flac"])
 let alac16 = make("alac16-\(seconds)s.m4a", ["-sample_fmt", "s16p", "-c:a", "alac"])
+let vorbis = make("vorbis-q5-\(seconds)s.ogg", ["-c:a", "libvorbis", "-q:a", "5"])
+let opus = make("opus-128k-\(seconds)s.opus", ["-c:a", "libopus", "-b:a", "128k"])
+let webm = make("opus-128k-\(seconds)s.webm", ["-c:a", "libopus", "-b:a", "128k"])
 let out = "\(work)/out"
 /// `compare`: both print the packet count. Not for PCM, where Apple's packet is one frame
 /// and ffprobe counts the blocks it reads.
@@ -112,6 +115,7 @@ func packetsCase(_ label: String, _ path: String, compare: Bool = true) -> Case 
 var cases = [
     packetsCase("WAV", wav, compare: false), packetsCase("MP3 128k", mp3), packetsCase("M4A AAC", m4a),
     packetsCase("M4A moov at end", m4aMoovEnd), packetsCase("MP4 fragmented", m4aFragmented), packetsCase("FLAC", flac),
+    packetsCase("WebM Opus", webm),
     Case(name: "decode IMA ADPCM → s16, \(seconds / 60) min", ours: [tonearm, "convert", ima, out + "-ima.wav", "-d", "LEI16"],
          reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", ima, "-f", "s16le", out + "-ima.raw"],
          referenceName: "ffmpeg -f s16le"),
@@ -171,6 +175,17 @@ cases.append(Case(name: "AAC-LC M4A decode 128k → f32, \(seconds / 60) min",
                   ours: [tonearm, "convert", m4a, "/dev/null", "-f", "WAVE", "-d", "LEF32"],
                   reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-c:a", "aac", "-i", m4a, "-f", "f32le", "/dev/null"],
                   referenceName: "ffmpeg -c:a aac -f f32le"))
+// Vorbis (q5) and Opus (128 kbit/s, CELT) to Float32, against ffmpeg's own Vorbis decoder and
+// libopus's float decoder (the issue's references).
+cases.append(Case(name: "Vorbis q5 decode → f32, \(seconds / 60) min",
+                  ours: [tonearm, "convert", vorbis, "/dev/null", "-f", "WAVE", "-d", "LEF32"],
+                  reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-c:a", "vorbis", "-i", vorbis, "-f", "f32le", "/dev/null"],
+                  referenceName: "ffmpeg -c:a vorbis -f f32le"))
+cases.append(Case(name: "Opus 128k decode → f32, \(seconds / 60) min",
+                  ours: [tonearm, "convert", opus, "/dev/null", "-f", "WAVE", "-d", "LEF32"],
+                  reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-request_sample_fmt", "flt", "-c:a", "libopus",
+                              "-i", opus, "-f", "f32le", "/dev/null"],
+                  referenceName: "ffmpeg -c:a libopus -f f32le"))
 // HE-AAC v2 decoding (SBR and PS dominate): a file from the fixtures' generator, which needs
 // python3 and the repository (run from its root); skipped without them.
 let heaacScript = FileManager.default.currentDirectoryPath + "/Tests/Fixtures/make-aache.sh"
