@@ -1,12 +1,12 @@
 import Foundation
 import XCTest
 import TonearmCore
-import TonearmTestSupport
 
 final class MixedRadixFFTTests: XCTestCase {
     /// Every size CELT uses, and a few with each radix, against a naive DFT in Double.
     func testMatchesNaiveDFT() throws {
-        var g = SeededGenerator(seed: 19)
+        // TonearmCoreTests depends on TonearmCore alone (no TestSupport): a local generator.
+        var g = SplitMix(state: 19)
         for n in [1, 2, 3, 4, 5, 6, 8, 9, 12, 15, 25, 30, 60, 120, 240, 480, 960] {
             let fft = try XCTUnwrap(MixedRadixFFT(size: n))
             let xr = (0..<n).map { _ in Float.random(in: -1...1, using: &g) }
@@ -30,5 +30,17 @@ final class MixedRadixFFTTests: XCTestCase {
     func testRejectsOtherPrimes() {
         XCTAssertNil(MixedRadixFFT(size: 7))
         XCTAssertNil(MixedRadixFFT(size: 120 * 11))
+    }
+}
+
+/// SplitMix64, for repeatable inputs.
+private struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
