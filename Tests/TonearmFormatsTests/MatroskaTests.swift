@@ -11,9 +11,7 @@ struct MatroskaGolden {
     let path: String
 
     init(fixture path: String) throws {
-        let json = (path as NSString).deletingPathExtension + ".json"
-        let data = try XCTUnwrap(FileManager.default.contents(atPath: json), "no golden for \(path)")
-        raw = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        raw = try XCTUnwrap(Golden(fixture: path), "no golden for \(path)").raw
         self.path = path
     }
 

@@ -226,6 +226,23 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
                           descriptions: descriptions, output: output)
 }
 
+/// Packets in ALAC's form: a count (at most 16), that many 16-bit sizes, then the packets;
+/// sizes past the data are cut to it.
+private func describedPackets(_ data: [UInt8]) -> [PacketDescription] {
+    var sizes = data.makeIterator()
+    let count = Int(sizes.next() ?? 0) % 16 + 1
+    var offset = 1 + 2 * count
+    var d: [PacketDescription] = []
+    for _ in 0..<count {
+        let n = Int(sizes.next() ?? 0) | Int(sizes.next() ?? 0) << 8
+        guard offset <= data.count else { break }
+        let size = min(n, data.count - offset)
+        d.append(PacketDescription(startOffset: Int64(offset), dataByteSize: UInt32(size)))
+        offset += size
+    }
+    return d
+}
+
 /// MPEG audio, Layers I, II and III (codec byte 0x84: `codec % 7 == 6`, bit 7 set, bit 6
 /// clear): the rest is a stream of frames as the MPEG parser hands them over, one whole
 /// frame (header included) a packet. The description comes from the first frame header, as
@@ -281,17 +298,7 @@ private func fuzzAAC(_ payload: [UInt8], mode: UInt8, perCall: Int, output: PCMB
     guard let probe = try? CodecRegistry.makeDecoder(for: format, magicCookie: cookie, output: output) else { return 0 }
     // The container gives the cookie's rate and channels.
     var f = probe.inputFormat
-    var sizes = data.makeIterator()
-    let count = Int(sizes.next() ?? 0) % 16 + 1
-    var offset = 1 + 2 * count
-    var d: [PacketDescription] = []
-    for _ in 0..<count {
-        let n = Int(sizes.next() ?? 0) | Int(sizes.next() ?? 0) << 8
-        guard offset <= data.count else { break }
-        let size = min(n, data.count - offset)
-        d.append(PacketDescription(startOffset: Int64(offset), dataByteSize: UInt32(size)))
-        offset += size
-    }
+    let d = describedPackets(data)
     guard !d.isEmpty else { return 0 }
     if kind == 3, let formatProbe = DecodedFormatProbe(format: f, magicCookie: cookie) {
         data.withUnsafeBytes { formatProbe.examine($0, descriptions: d) }
@@ -340,17 +347,7 @@ private func fuzzByFormatID(_ payload: [UInt8], channels: UInt32, perCall: Int, 
     else { return 0 }
     let perPacket = decoder.maximumFramesPerPacket * Int(channels)
     precondition(decoder.maximumFramesPerPacket > 0 && perPacket <= 1 << 24)
-    var sizes = data.makeIterator()
-    let count = Int(sizes.next() ?? 0) % 16 + 1
-    var offset = 1 + 2 * count
-    var d: [PacketDescription] = []
-    for _ in 0..<count {
-        let n = Int(sizes.next() ?? 0) | Int(sizes.next() ?? 0) << 8
-        guard offset <= data.count else { break }
-        let size = min(n, data.count - offset)
-        d.append(PacketDescription(startOffset: Int64(offset), dataByteSize: UInt32(size)))
-        offset += size
-    }
+    let d = describedPackets(data)
     // Keep the buffers under 4 M samples: fewer packets a call for the codecs with long ones.
     let calls = min(d.count, perCall, (1 << 22) / perPacket)
     guard !d.isEmpty, calls > 0 else { return 0 }

@@ -250,29 +250,7 @@ final class CELTDecoder {
             for i in 0..<(c * nb) { oldBandE[i] = -28 }
         }
         synthesize(lm: lm, n: n, streamChannels: c, transient: transient, start: start, end: effEnd, silence: silence)
-        for ch in 0..<cc {
-            let syn = channelHistory(ch) + Self.bufferSize - n
-            postfilterPeriod = max(postfilterPeriod, CELTTables.combFilterMinimumPeriod)
-            postfilterPeriodOld = max(postfilterPeriodOld, CELTTables.combFilterMinimumPeriod)
-            Self.combFilter(syn, n: CELTTables.shortBlockSize, t0: postfilterPeriodOld, t1: postfilterPeriod,
-                            g0: postfilterGainOld, g1: postfilterGain, tapset0: postfilterTapsetOld, tapset1: postfilterTapset)
-            if lm != 0 {
-                Self.combFilter(syn + CELTTables.shortBlockSize, n: n - CELTTables.shortBlockSize, t0: postfilterPeriod,
-                                t1: postfilterPitch, g0: postfilterGain, g1: postfilterGainNew, tapset0: postfilterTapset,
-                                tapset1: postfilterTapsetNew)
-            }
-        }
-        postfilterPeriodOld = postfilterPeriod
-        postfilterGainOld = postfilterGain
-        postfilterTapsetOld = postfilterTapset
-        postfilterPeriod = postfilterPitch
-        postfilterGain = postfilterGainNew
-        postfilterTapset = postfilterTapsetNew
-        if lm != 0 {
-            postfilterPeriodOld = postfilterPeriod
-            postfilterGainOld = postfilterGain
-            postfilterTapsetOld = postfilterTapset
-        }
+        postfilter(lm: lm, n: n, channels: cc, next: (postfilterPitch, postfilterGainNew, postfilterTapsetNew))
         if c == 1 { (oldBandE + nb).update(from: oldBandE, count: nb) }
         if !transient {
             oldLogE2.update(from: oldLogE, count: 2 * nb)
@@ -351,7 +329,16 @@ final class CELTDecoder {
         }
         rng = seed
         synthesize(lm: lm, n: n, streamChannels: channels, transient: false, start: start, end: effEnd, silence: false)
-        for ch in 0..<channels {
+        postfilter(lm: lm, n: n, channels: channels, next: nil)
+        deemphasize(n: n, output: output, accumulate: accumulate)
+    }
+
+    /// The pitch post-filter over the frame just synthesised in each channel's history: its
+    /// first 2.5 ms cross-fade from the previous parameters to the current ones, the rest (in
+    /// frames longer than 2.5 ms) from the current ones to `next`, which then become current
+    /// (`nil`: a concealed frame keeps the current ones).
+    private func postfilter(lm: Int, n: Int, channels count: Int, next: (period: Int, gain: Float, tapset: Int)?) {
+        for ch in 0..<count {
             let syn = channelHistory(ch) + Self.bufferSize - n
             postfilterPeriod = max(postfilterPeriod, CELTTables.combFilterMinimumPeriod)
             postfilterPeriodOld = max(postfilterPeriodOld, CELTTables.combFilterMinimumPeriod)
@@ -359,14 +346,20 @@ final class CELTDecoder {
                             g0: postfilterGainOld, g1: postfilterGain, tapset0: postfilterTapsetOld, tapset1: postfilterTapset)
             if lm != 0 {
                 Self.combFilter(syn + CELTTables.shortBlockSize, n: n - CELTTables.shortBlockSize, t0: postfilterPeriod,
-                                t1: postfilterPeriod, g0: postfilterGain, g1: postfilterGain, tapset0: postfilterTapset,
-                                tapset1: postfilterTapset)
+                                t1: next?.period ?? postfilterPeriod, g0: postfilterGain, g1: next?.gain ?? postfilterGain,
+                                tapset0: postfilterTapset, tapset1: next?.tapset ?? postfilterTapset)
             }
         }
         postfilterPeriodOld = postfilterPeriod
         postfilterGainOld = postfilterGain
         postfilterTapsetOld = postfilterTapset
-        deemphasize(n: n, output: output, accumulate: accumulate)
+        guard let next else { return }
+        (postfilterPeriod, postfilterGain, postfilterTapset) = next
+        if lm != 0 {
+            postfilterPeriodOld = postfilterPeriod
+            postfilterGainOld = postfilterGain
+            postfilterTapsetOld = postfilterTapset
+        }
     }
 
     /// tf_decode (§4.3.4.5): per band, the time–frequency resolution change.
