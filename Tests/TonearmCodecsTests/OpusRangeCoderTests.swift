@@ -184,7 +184,7 @@ final class OpusRangeCoderTests: XCTestCase {
                     case let .freq(fl, fh, ft):
                         let f = rd.decode(ft)
                         XCTAssert(f >= fl && f < fh, "round \(round) symbol \(i): \(f) not in \(fl)..<\(fh) after \(symbols[max(0, i - 3)..<i])")
-                        if !(f >= fl && f < fh) { throw XCTSkip("stop at the first mismatch") }
+                        if !(f >= fl && f < fh) { throw FirstMismatch() }
                         rd.update(fl, fh, ft)
                     case let .bin(v, b):
                         XCTAssertEqual(rd.decodeBin(b), v, "round \(round) symbol \(i)")
@@ -195,7 +195,7 @@ final class OpusRangeCoderTests: XCTestCase {
                     case let .uint(v, t): XCTAssertEqual(rd.decodeUInt(t), v, "round \(round) symbol \(i)")
                     }
                     XCTAssertEqual(rd.tell(), tells[i], "round \(round) symbol \(i): tell")
-                    if rd.tell() != tells[i] { throw XCTSkip("stop at the first mismatch") }
+                    if rd.tell() != tells[i] { throw FirstMismatch() }
                 }
                 XCTAssertFalse(rd.hasError)
             }
@@ -216,3 +216,7 @@ final class OpusRangeCoderTests: XCTestCase {
         }
     }
 }
+
+/// Ends a round trip at its first failed assertion (the rest would only repeat it); the
+/// failure is already recorded, so this is not a skip.
+private struct FirstMismatch: Error {}
