@@ -82,6 +82,26 @@ public final class AudioConverter {
             framesToKeep = packetTableInfo.flatMap { $0.numberValidFrames > 0 ? $0.numberValidFrames : nil }
         }
     }
+    /// Decoded frames that reached trimming since the converter was made, whether dropped or
+    /// passed on; nil after ``reset()``, when they no longer count from the stream's start.
+    public private(set) var decodedFramesSinceStart: Int64? = 0
+
+    /// Trims by a packet table that arrives while the stream is decoded (a live Ogg link
+    /// announces its priming at its first audio page and its length at its last): the frames
+    /// decoded so far count against the priming and the valid frames. With no valid-frame
+    /// count (0) the frames still to keep stay as they are. Does nothing after ``reset()``:
+    /// the table counts from the stream's start, which the converter no longer knows.
+    /// - Returns: whether the table was applied.
+    @discardableResult
+    public func updateTrimming(from table: PacketTableInfo) -> Bool {
+        guard let decoded = decodedFramesSinceStart else { return false }
+        let priming = Int64(max(0, table.primingFrames))
+        framesToSkip = max(0, priming - decoded)
+        if table.numberValidFrames > 0 {
+            framesToKeep = max(0, table.numberValidFrames - max(0, decoded - priming))
+        }
+        return true
+    }
 
     private var stages: Stages?
     /// Output bytes made but not yet taken by `fillComplexBuffer`.
@@ -472,8 +492,10 @@ public final class AudioConverter {
 
     /// Forgets all state between packets (`AudioConverterReset`), after a seek: the
     /// decoder's and the resampler's history and anything not yet given out. The trimming
-    /// counters are left as they are; a seek sets them.
+    /// counters are left as they are (a seek sets them), and the frames decoded since the
+    /// start are no longer counted (``decodedFramesSinceStart`` becomes nil).
     public func reset() {
+        decodedFramesSinceStart = nil
         if let s = stages {
             s.decoder.reset()
             s.resampler?.reset()
@@ -543,6 +565,7 @@ public final class AudioConverter {
 
     /// Drops leading frames still to skip and caps the frames still to keep.
     private func trim(_ buffer: PCMBuffer) {
+        decodedFramesSinceStart? += Int64(buffer.frameLength)
         if framesToSkip > 0 {
             let drop = Int(min(framesToSkip, Int64(buffer.frameLength)))
             buffer.removeLeadingFrames(drop)

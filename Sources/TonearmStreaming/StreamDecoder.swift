@@ -68,6 +68,8 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
     private var seekTarget: Int64?
     private var pendingTitles: [(offset: Int64, title: String)] = []
     private var formatChanged = false
+    /// The parser announced a packet table while packets flow (see `propertyFound`).
+    private var tableChanged = false
     private var lastTitle: String?
     private var events: [Event] = []
     private var currentRecorder: StreamRecorder?
@@ -342,6 +344,9 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         switch id {
         case .dataFormat, .magicCookieData:
             formatChanged = true
+        case .packetTableInfo:
+            // An Ogg link's priming, at its first audio page, and its length, at its last.
+            tableChanged = true
         case .infoDictionary:
             // An Ogg chain's next link: its comments name what plays now.
             if let title = s.properties?.info.displayTitle { noteTitle(title, frame: decodedFrames) }
@@ -359,6 +364,12 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
                     formatDecided = true
                 }
                 try makeConverter()
+            }
+            if tableChanged, let converter, var table = parser.properties?.packetTableInfo {
+                tableChanged = false
+                table = decodedFrames(table)
+                if parser.properties?.isEstimated != false { table.numberValidFrames = 0 }
+                converter.updateTrimming(from: table)
             }
             guard let converter else {
                 // Packets that came with the format, before the reader chose its format.
@@ -389,14 +400,10 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         guard let client = clientFormat, parser != nil, let parsed = parser.properties?.dataFormat else { return }
         let format = formatDecided ? currentDataFormat : parsed
         let c = try AudioConverter(from: format, to: client, magicCookie: parser.properties?.magicCookie)
-        if converter == nil, var table = parser.properties?.packetTableInfo {
+        if converter == nil, let table = parser.properties?.packetTableInfo {
             // The first link: trim the priming, and the padding when the length is known (a
-            // live stream goes on past what its first header says). In decoded frames: HE-AAC
-            // found in the packets doubles the container's.
-            if parsed.framesPerPacket > 0, format.framesPerPacket > parsed.framesPerPacket {
-                table = table.scaled(by: Int64(format.framesPerPacket / parsed.framesPerPacket))
-            }
-            c.packetTableInfo = table
+            // live stream goes on past what its first header says).
+            c.packetTableInfo = decodedFrames(table)
             if parser.properties?.isEstimated != false || stream.size == nil { c.framesToKeep = nil }
         }
         try c.prepare()
@@ -406,6 +413,14 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         for p in held {
             p.data.withUnsafeBytes { decode($0, count: p.count, descriptions: p.descriptions) }
         }
+    }
+
+    /// A packet table in decoded frames: HE-AAC found in the packets doubles the container's.
+    private func decodedFrames(_ table: PacketTableInfo) -> PacketTableInfo {
+        guard formatDecided, let parsed = parser.properties?.dataFormat, parsed.framesPerPacket > 0,
+              currentDataFormat.framesPerPacket > parsed.framesPerPacket
+        else { return table }
+        return table.scaled(by: Int64(currentDataFormat.framesPerPacket / parsed.framesPerPacket))
     }
 
     /// Packets held before the converter exists, and their limit.

@@ -222,8 +222,10 @@ final class OggPageTests: XCTestCase {
         XCTAssertNil(r.error)
         XCTAssertEqual(r.packetSizes, [Int](repeating: 40, count: 10))
         XCTAssertEqual(r.packetFrames, [UInt32](repeating: 960, count: 10))
+        // 'pnfo' twice: the priming at the first audio page, and the whole table at the
+        // last page, before its packets.
         XCTAssertEqual(r.notifications, [.fileFormat, .dataFormat, .magicCookieData, .infoDictionary, .dataOffset,
-                                         .readyToProducePackets, .packetTableInfo])
+                                         .readyToProducePackets, .packetTableInfo, .packetTableInfo])
     }
 
     /// Chapters in Vorbis comments (CHAPTERnnn, CHAPTERnnnNAME) become the file's chapters.

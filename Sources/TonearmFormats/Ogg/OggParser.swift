@@ -35,8 +35,9 @@ struct OggPacketEntry: Sendable, Equatable {
 ///   TOC byte, FLAC frame headers, Speex's fixed count); granule positions anchor them in time
 ///   (``OggPacketEntry/pts``). PacketTableInfo follows from the first audio page's granule
 ///   (start trimming), Opus's pre-skip (priming) and the last granule (end trimming): exact on
-///   the random-access path, which reads every page, and announced at the end of each link on
-///   the push path.
+///   the random-access path, which reads every page. On the push path each link announces
+///   'pnfo' twice, before the packets it applies to: its priming (no valid-frame count) at its
+///   first audio page, and the whole table at its last page (EOS).
 /// - **Seeking.** ``byteOffset(ofPacket:)`` answers the page where a packet begins (exact on
 ///   the random-access path and, on the push path, for packets already read in order; else an
 ///   estimate, flagged); ``seekOffset(toFrame:fetch:sourceSize:)`` bisects granule positions.
@@ -408,8 +409,20 @@ public final class OggParser: PropertyStoringParser {
                 layout.append((piece.size, nil))
             }
         }
+        let anchoring = link.base == nil
         try placeInTime(&found, frames: frames, page: page)
-        if !found.isEmpty { link.endOfLastPage = pageOffset + Int64(page.size) }
+        if !found.isEmpty {
+            link.endOfLastPage = pageOffset + Int64(page.size)
+            // Push path: the trimming comes before the packets it applies to. The link's
+            // priming at its first audio page, and all of it at its last.
+            if !indexing && page.isLast {
+                link.ended = true
+                try finalizeLink()
+            } else if !indexing && anchoring {
+                let priming = (link.codec?.preSkip ?? 0) + max(0, -(link.base ?? 0))
+                announce(PacketTableInfo(numberValidFrames: 0, primingFrames: Int32(clamping: priming), remainderFrames: 0))
+            }
+        }
         if !indexing, linkCount <= 1, let first = numberBefore, pageOffset > (pageStarts.last?.offset ?? -1),
            pageStarts.count < OggParser.maximumPacketCount
         {
@@ -628,6 +641,11 @@ public final class OggParser: PropertyStoringParser {
             }
             return
         }
+        announce(info)
+    }
+
+    /// Push path: sets the packet table and announces it at this point of the page.
+    private func announce(_ info: PacketTableInfo) {
         actions.append(.notify { [unowned self] in
             properties.packetTableInfo = info
             pendingNotifications.append(.packetTableInfo)
