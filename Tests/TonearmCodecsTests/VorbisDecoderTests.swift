@@ -304,7 +304,7 @@ final class VorbisDecoderTests: XCTestCase {
     func testLengthPrefixedCookie() throws {
         let path = fixturesDirectory + "/vorbis/q0-stereo-22k.ogg"
         let (laced, file) = try Self.decoder(path)
-        let headers = try VorbisSetupHeader.unlace(try XCTUnwrap(try file.magicCookie))
+        let headers = try VorbisHeaderPackets.split(try XCTUnwrap(try file.magicCookie))
         let prefixed = headers.flatMap { [UInt8($0.count >> 8), UInt8($0.count & 0xFF)] + $0 }
         let other = try VorbisDecoder(format: try file.dataFormat, magicCookie: prefixed, output: .float32)
         let buffers = [laced, other].map { _ in
@@ -320,6 +320,25 @@ final class VorbisDecoderTests: XCTestCase {
             XCTAssertEqual(a, b)
         }
         XCTAssertThrowsError(try VorbisDecoder(format: try file.dataFormat, magicCookie: Array(prefixed.prefix(40)), output: .float32))
+    }
+
+    /// Vorbis in MP4 (object type 0xDD) and in WebM decode as in Ogg. The MP4 is the q5 Ogg
+    /// file's packets remuxed by ffmpeg, so it decodes to exactly that file's frames: the
+    /// esds's Xiph-laced headers are the cookie, and the duration the muxer gave the first
+    /// packet (which decodes to nothing) is not trimmed from the audio as priming.
+    func testMP4CarriesVorbis() throws {
+        let ogg = fixturesDirectory + "/vorbis/q5-stereo-44k.ogg", mp4 = fixturesDirectory + "/vorbis/q5-stereo-44k.mp4"
+        let file = try AudioFile(path: mp4)
+        XCTAssertEqual(try file.dataFormat.formatID, .vorbis)
+        XCTAssertEqual(try file.properties.dataFormatName, "Vorbis")
+        XCTAssertEqual(try file.magicCookie.map { try VorbisHeaderPackets.split($0).count }, 3)
+        let expected = try decodeInterleaved(ogg, as: Float.self)
+        XCTAssertEqual(expected.count, 2 * (try Self.golden(ogg)).frames)
+        assertSamples(try decodeInterleaved(mp4, as: Float.self), expected, "Vorbis in MP4")
+        let ffprobe = try requireTool("ffprobe")
+        let packets = try runTool(ffprobe, ["-v", "error", "-select_streams", "a:0", "-count_packets",
+                                            "-show_entries", "stream=nb_read_packets", "-of", "csv=p=0", mp4])
+        XCTAssertEqual(Int64(packets.trimmingCharacters(in: .whitespacesAndNewlines)), try file.audioDataPacketCount)
     }
 
     // MARK: Hand-built streams

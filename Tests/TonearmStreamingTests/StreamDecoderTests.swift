@@ -50,6 +50,23 @@ final class StreamDecoderTests: XCTestCase {
         }
     }
 
+    /// Ogg Opus and Vorbis, WebM, and Vorbis in MP4, over HTTP as a file (with a length) and
+    /// as a live stream (none): the pre-skip, the start trimming of a first granule and the
+    /// end trimming of the last are applied as the pages announce them, so the frames equal
+    /// the file's.
+    func testOggAndWebMTrimAsTheFileDoes() throws {
+        let s = try server()
+        for path in ["opus/celt-20ms-stereo-vbr-high.opus", "opus/silk-wb.opus", "opus/celt-5.1-family1.opus",
+                     "vorbis/q5-stereo-44k.ogg", "vorbis/ffvorbis-stereo-44k.ogg",
+                     "matroska/opus_stereo.webm", "matroska/vorbis_stereo.webm", "vorbis/q5-stereo-44k.mp4"]
+        {
+            let expected = try decodeInterleaved(fixturesDirectory + "/" + path, as: Float.self)
+            for url in [s.url("files/" + path), s.url("live/" + path + "?loops=1")] {
+                assertSamples(try readAll(try decoder(url), limit: expected.count + 1), expected, url)
+            }
+        }
+    }
+
     /// An AAC+ station: HE-AAC v2 in ADTS (the header says AAC LC, mono, 24 kHz) with ICY
     /// titles. The decoder learns the output format from the first frames before `open`
     /// returns ('aacp', 48 kHz, stereo), and the audio is the file's decode, three loops over.

@@ -36,55 +36,8 @@ struct VorbisSetupHeader {
     /// Reads the headers from a magic cookie: the three header packets in Xiph lacing (as
     /// Ogg's parser and Matroska's CodecPrivate hold them).
     init(cookie: [UInt8]) throws(AudioError) {
-        let packets = try VorbisSetupHeader.unlace(cookie)
+        let packets = try VorbisHeaderPackets.split(cookie)
         try self.init(identification: packets[0], setup: packets[2])
-    }
-
-    /// The three packets of Xiph lacing: a byte (count − 1), the sizes of all but the last
-    /// as runs of 255 ended by a byte below 255, then the packets. Also the other form
-    /// FFmpeg's extradata takes (and its demuxers may hand over): each packet after its
-    /// size in 16 bits, big-endian, which begins 00 1E since the identification header is
-    /// 30 bytes.
-    static func unlace(_ c: [UInt8]) throws(AudioError) -> [[UInt8]] {
-        if c.count >= 2, c[0] == 0, c[1] == 30 {
-            var packets: [[UInt8]] = []
-            var at = 0
-            for _ in 0..<3 {
-                guard at + 2 <= c.count else { break }
-                let size = Int(c[at]) << 8 | Int(c[at + 1])
-                at += 2
-                guard size <= c.count - at else { break }
-                packets.append(Array(c[at..<at + size]))
-                at += size
-            }
-            guard packets.count == 3 else {
-                throw AudioError(.unsupportedDataFormat, "the Vorbis magic cookie's length-prefixed packets are cut short")
-            }
-            return packets
-        }
-        guard c.count >= 3, c[0] == 2 else {
-            throw AudioError(.unsupportedDataFormat, "the Vorbis magic cookie is not the three header packets in Xiph lacing")
-        }
-        var at = 1
-        var sizes: [Int] = []
-        for _ in 0..<2 {
-            var size = 0
-            while true {
-                guard at < c.count else { throw AudioError(.unsupportedDataFormat, "the Vorbis magic cookie's lacing is cut short") }
-                let b = Int(c[at])
-                at += 1
-                size += b
-                if b < 255 { break }
-            }
-            sizes.append(size)
-        }
-        guard sizes[0] + sizes[1] <= c.count - at else {
-            throw AudioError(.unsupportedDataFormat, "the Vorbis magic cookie's packets are cut short")
-        }
-        let first = Array(c[at..<at + sizes[0]])
-        let second = Array(c[at + sizes[0]..<at + sizes[0] + sizes[1]])
-        let third = Array(c[(at + sizes[0] + sizes[1])...])
-        return [first, second, third]
     }
 
     init(identification p: [UInt8], setup s: [UInt8]) throws(AudioError) {

@@ -518,6 +518,9 @@ public final class MP4Parser: PropertyStoringParser {
         }
         format.framesPerPacket = UInt32(clamping: fpp)
 
+        // Vorbis's first packet decodes to no frames (Vorbis I §A.2): the muxer gives it a
+        // duration, which the edit list then takes as priming. Its time is not in the decoder's output.
+        let silentFirst = format.formatID == .vorbis && fpp == 0 ? Int64(list.descriptions[0].variableFramesInPacket) : 0
         var lowest = Int64.max, largest: UInt32 = 0, bytes: Int64 = 0, sumFrames: Int64 = 0
         var sorted = true, previous = Int64.min, time: Int64 = 0
         let sameScale = format.sampleRate == Double(track.timescale)
@@ -540,6 +543,10 @@ public final class MP4Parser: PropertyStoringParser {
                 time += duration
             }
             for i in 0..<n { d[i].startOffset -= lowest }
+            if silentFirst > 0 {
+                sumFrames -= Int64(d[0].variableFramesInPacket)
+                d[0].variableFramesInPacket = 0
+            }
         }
         // Packets are read and streamed in file order; a table that goes back is refused
         // (no encoder writes one, and AudioFile reads a run of packets as one byte range).
@@ -574,6 +581,7 @@ public final class MP4Parser: PropertyStoringParser {
             for i in list.timestamps.indices { list.timestamps[i] -= primingFrames }
         }
         var validFrames = frames(priming + valid, track) - primingFrames
+        primingFrames = max(0, primingFrames - frames(silentFirst, track))
         if let g = track.gapless, g.priming + g.valid <= totalFrames {
             primingFrames = g.priming
             validFrames = g.valid

@@ -180,6 +180,17 @@ enum MP4SampleEntry {
             var f = mpegAudio(rate: rate, channels: channels)
             f.declaredBitRate = avg
             return f
+        case 0xDD:
+            // Vorbis (MP4RA's object type; ffmpeg writes it): the specific info holds the three
+            // header packets, Xiph-laced as in Matroska's CodecPrivate.
+            guard let dsi = specific else { throw AudioError(.unsupportedDataFormat, "Vorbis in MP4 without its headers") }
+            var codec = OggCodec(kind: .vorbis)
+            for h in try VorbisHeaderPackets.split(dsi) { try codec.takeHeader(h) }
+            guard codec.isComplete, let format = codec.format else {
+                throw AudioError(.unsupportedDataFormat, "Vorbis in MP4: the headers are incomplete")
+            }
+            return MP4AudioFormat(format: format, cookie: codec.cookie, channelLayout: codec.channelLayout,
+                                  declaredBitRate: avg, codecFramesPerPacket: false, name: "Vorbis")
         default:
             throw AudioError(.unsupportedDataFormat, "esds object type 0x\(String(oti, radix: 16)) is not a supported audio format")
         }

@@ -74,7 +74,7 @@ struct MatroskaAudio {
         case "A_VORBIS":
             kind = .vorbis
             guard let p = t.codecPrivate else { throw AudioError(.unsupportedDataFormat, "Matroska: a Vorbis track without CodecPrivate") }
-            let headers = try MatroskaAudio.xiphHeaders(p)
+            let headers = try VorbisHeaderPackets.split(p)
             var codec = OggCodec(kind: .vorbis)
             for h in headers { try codec.takeHeader(h) }
             guard codec.isComplete, let f = codec.format else { throw EBML.fail("the Vorbis headers are incomplete") }
@@ -187,29 +187,6 @@ struct MatroskaAudio {
     }
 
     // MARK: CodecPrivate forms
-
-    /// The headers of a Xiph-laced CodecPrivate (RFC 9559 §10.3.1 lacing, as the Vorbis
-    /// mapping stores its three headers): a count less one, the sizes of all but the last as
-    /// runs of 255 ended by a smaller byte, then the headers.
-    static func xiphHeaders(_ p: [UInt8]) throws(AudioError) -> [[UInt8]] {
-        guard let first = p.first, first == 2 else { throw EBML.fail("the Vorbis CodecPrivate does not hold 3 headers") }
-        var at = 1
-        var sizes: [Int] = []
-        for _ in 0..<2 {
-            var size = 0
-            while true {
-                guard at < p.count else { throw EBML.fail("the Vorbis CodecPrivate ends in its lacing") }
-                let b = Int(p[at])
-                at += 1
-                size += b
-                if b < 255 { break }
-            }
-            sizes.append(size)
-        }
-        guard sizes[0] + sizes[1] <= p.count - at else { throw EBML.fail("the Vorbis CodecPrivate is shorter than its headers") }
-        let a = at, b = at + sizes[0], c = b + sizes[1]
-        return [Array(p[a..<b]), Array(p[b..<c]), Array(p[c...])]
-    }
 
     /// An OpusHead for a track without CodecPrivate: mapping family 0 (at most 2 channels).
     static func opusHead(channels: Int, preSkip ns: UInt64) -> [UInt8] {
