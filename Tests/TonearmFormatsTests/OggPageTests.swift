@@ -129,7 +129,7 @@ final class OggPageTests: XCTestCase {
     }
 
     func testOpusFramesFromTheTOCByte() {
-        func frames(_ bytes: [UInt8]) -> UInt32 { bytes.withUnsafeBytes { OggCodec.opusFrames($0) } }
+        func frames(_ bytes: [UInt8]) -> UInt32 { bytes.withUnsafeBytes { UInt32(OpusTOC.packetFrames($0)) } }
         XCTAssertEqual(frames([0 << 3]), 480)  // SILK 10 ms
         XCTAssertEqual(frames([3 << 3]), 2880)  // SILK 60 ms
         XCTAssertEqual(frames([3 << 3 | 1]), 5760)  // two 60-ms frames

@@ -21,16 +21,14 @@ struct OpusPacket {
     /// The TOC's configuration (§3.1, Table 2): mode, bandwidth and frame size.
     static func configuration(_ toc: UInt8) -> (OpusMode, OpusBandwidth, Int) {
         let config = Int(toc >> 3)
+        let size = OpusTOC.frameSize(toc)
         switch config {
         case 0..<12:
-            let bw: OpusBandwidth = config < 4 ? .narrow : config < 8 ? .medium : .wide
-            return (.silk, bw, [480, 960, 1920, 2880][config & 3])
+            return (.silk, config < 4 ? .narrow : config < 8 ? .medium : .wide, size)
         case 12..<16:
-            return (.hybrid, config < 14 ? .superWide : .full, config & 1 == 0 ? 480 : 960)
+            return (.hybrid, config < 14 ? .superWide : .full, size)
         default:
-            let c = config - 16
-            let bw: OpusBandwidth = [.narrow, .wide, .superWide, .full][c >> 2]
-            return (.celt, bw, 120 << (c & 3))
+            return (.celt, [.narrow, .wide, .superWide, .full][(config - 16) >> 2], size)
         }
     }
 

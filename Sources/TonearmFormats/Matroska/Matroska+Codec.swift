@@ -159,7 +159,7 @@ struct MatroskaAudio {
     /// The frames one packet decodes to, at the format's rate.
     mutating func frames(of p: UnsafeRawBufferPointer) -> UInt32 {
         switch kind {
-        case .opus: return OggCodec.opusFrames(p)
+        case .opus: return UInt32(OpusTOC.packetFrames(p))
         case .vorbis: return vorbis?.frames(of: p) ?? 0
         // A fixed block size counts every packet whole, as native FLAC does: the short
         // last block ends in remainder frames (STREAMINFO's total decides them).

@@ -382,7 +382,7 @@ struct OggCodec {
             guard let previous = previousBlockSize else { return 0 }
             return UInt32(previous / 4 + size / 4)
         case .opus:
-            return OggCodec.opusFrames(p)
+            return UInt32(OpusTOC.packetFrames(p))
         case .flac:
             return OggCodec.flacFrames(p)
         case .speex:
@@ -390,29 +390,6 @@ struct OggCodec {
         case .other:
             return 0
         }
-    }
-
-    /// Frames (at 48 kHz) of an Opus packet from its TOC byte (RFC 6716 §3.1); 0 for a
-    /// malformed packet.
-    static func opusFrames(_ p: UnsafeRawBufferPointer) -> UInt32 {
-        guard let toc = p.first else { return 0 }
-        let config = Int(toc >> 3)
-        let size: UInt32
-        switch config {
-        case 0..<12: size = [480, 960, 1920, 2880][config & 3]  // SILK: 10, 20, 40, 60 ms
-        case 12..<16: size = [480, 960][config & 1]  // hybrid: 10, 20 ms
-        default: size = [120, 240, 480, 960][config & 3]  // CELT: 2.5, 5, 10, 20 ms
-        }
-        let count: UInt32
-        switch toc & 3 {
-        case 0: count = 1
-        case 1, 2: count = 2
-        default:
-            guard p.count >= 2 else { return 0 }
-            count = UInt32(p[1] & 0x3F)
-        }
-        // §3.2.5: at most 120 ms in a packet.
-        return count * size <= 5760 ? count * size : 0
     }
 
     /// Frames of a FLAC frame from its header's block size code (FLAC format, FRAME_HEADER);
