@@ -322,8 +322,8 @@ final class VorbisDecoderTests: XCTestCase {
         XCTAssertThrowsError(try VorbisDecoder(format: try file.dataFormat, magicCookie: Array(prefixed.prefix(40)), output: .float32))
     }
 
-    /// Vorbis in MP4 (object type 0xDD) and in WebM decode as in Ogg. The MP4 is the q5 Ogg
-    /// file's packets remuxed by ffmpeg, so it decodes to exactly that file's frames: the
+    /// Vorbis in MP4 (object type 0xDD) decodes as in Ogg. The MP4 is the q5 Ogg file's
+    /// packets remuxed by ffmpeg, so it decodes to exactly that file's frames: the
     /// esds's Xiph-laced headers are the cookie, and the duration the muxer gave the first
     /// packet (which decodes to nothing) is not trimmed from the audio as priming.
     func testMP4CarriesVorbis() throws {

@@ -164,15 +164,9 @@ final class IcecastStreamTests: XCTestCase {
                 XCTAssertTrue(recorded == sentBytes, "\(name): the recording differs from the sent bytes (\(recorded.count) recorded, \(sentBytes.count) sent, first difference at \(zip(recorded, sentBytes).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? -1))")
             }
             // The links: each begins with a page whose header type has the BOS flag.
-            var starts: [Int] = []
-            var at = 0
-            while at + 27 <= recorded.count {
-                guard Array(recorded[at..<at + 4]) == Array("OggS".utf8) else { XCTFail("\(name): no page at \(at)"); break }
-                if recorded[at + 5] & 2 != 0 { starts.append(at) }
-                let segments = Int(recorded[at + 26])
-                guard at + 27 + segments <= recorded.count else { break }
-                at += 27 + segments + recorded[at + 27..<at + 27 + segments].reduce(0) { $0 + Int($1) }
-            }
+            let pages = OggTestPage.pages(in: recorded)
+            XCTAssertEqual(pages.last.map { $0.offset + $0.size }, recorded.count, "\(name): the recording is whole pages")
+            let starts = pages.filter(\.isFirst).map(\.offset)
             XCTAssertEqual(starts.count, 3, name)
             var expected: [Float] = []
             for (k, start) in starts.enumerated() {
