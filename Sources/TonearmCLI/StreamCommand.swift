@@ -15,14 +15,19 @@ enum StreamCommand {
         usage: tonearm stream URL [--record FILE [--split]] [--no-play] [--json-events]
                                   [--duration SECONDS] [options]
 
-        Plays an internet radio station or a remote file as it arrives. A PLS or M3U
-        playlist is followed to its first stream that answers. ICY titles (SHOUTcast,
-        Icecast) and the comments of a chained Ogg stream are shown as they are heard;
+        Plays an internet radio station, a remote file or an HLS presentation (.m3u8:
+        MPEG-TS, packed audio or fMP4 segments, live or VOD, AES-128) as it arrives. A
+        PLS or M3U playlist is followed to its first stream that answers; an HLS master
+        playlist plays the variant the measured throughput allows, switching at segment
+        boundaries. ICY titles (SHOUTcast, Icecast), timed ID3 titles in HLS and the
+        comments of a chained Ogg stream are shown as they are heard;
         on a terminal a status line shows the time, title, bit rate, buffer and state,
         and keys control playback (space pauses, ← → seek in a remote file, ↑ ↓ volume,
         q quits). A dropped connection is made again, resuming a file at the exact byte.
 
-          --record FILE        write the stream's bytes (ICY blocks removed) to FILE
+          --record FILE        write the stream's bytes (ICY blocks removed) to FILE;
+                               for HLS the audio as an elementary stream (.aac, .mp3)
+                               from MPEG-TS and packed audio, or fragmented MP4 from fMP4
           --split              with --record: a new file at each title change
                                (FILE-001 Title.mp3, FILE-002 Title.mp3…)
           --no-play            do not play: read the stream (to record it, or for events)
@@ -48,9 +53,9 @@ enum StreamCommand {
         guard a.positionals.count == 1, let url = a.positionals.first else { throw UsageError("stream needs one URL") }
         #if FFmpeg
         if FFmpegNetworkStream.handles(url) { return try playThroughFFmpeg(url, a, console: console) }
-        let wanted = "an http, https, mms, mmsh, rtsp or rtmp URL, or an HLS playlist"
+        let wanted = "an http, https, mms, mmsh, rtsp or rtmp URL"
         #else
-        let wanted = "an http or https URL (mms, rtsp, rtmp and HLS need a build with the FFmpeg trait)"
+        let wanted = "an http or https URL (mms, rtsp and rtmp need a build with the FFmpeg trait)"
         #endif
         guard isRemote(url) else { throw UsageError("stream wants \(wanted), not '\(url)'; use `tonearm play` for files") }
         var options = StreamPlayer.Options()
@@ -77,6 +82,9 @@ enum StreamCommand {
         options.splitsRecordingAtTitles = a.has("--split")
         let report = EventReporter(console: console, json: a.has("--json-events"), quiet: a.has("--quiet"))
         if a.has("--no-play") {
+            if HLSStream.handles(url: url) {
+                return receiveHLS(url, options: options, seconds: seconds, report: report, console: console)
+            }
             return receive(url, options: options, seconds: seconds, report: report, console: console)
         }
         var plan = try PlayCommand.Plan(a)
@@ -100,7 +108,7 @@ enum StreamCommand {
             return 1
         }
         player.volume = plan.volume
-        if let response = player.stream.response { report.connected(response) }
+        if let response = player.stream?.response { report.connected(response) }
         let events = EventQueue<StreamPlayer.Event>()
         player.onEvent = { events.append($0) }
         report.format(player.format, bitRate: player.bitRate, duration: player.duration)
@@ -345,6 +353,69 @@ enum StreamCommand {
         return exitCode
     }
 
+    /// Reads an HLS presentation without playing it: decoded (for the time received and the
+    /// events) and recorded when asked, until the end, a failure, the duration or a signal.
+    static func receiveHLS(_ url: String, options: StreamPlayer.Options, seconds: Double?, report: EventReporter,
+                           console: Console) -> Int32
+    {
+        let session = PlaybackSession(keys: nil)
+        defer { session.end() }
+        var hlsOptions = options.hls
+        hlsOptions.http = options.http
+        let decoder = StreamDecoder(hls: HLSStream(url: url, options: hlsOptions), bufferSeconds: options.bufferSeconds)
+        defer { decoder.close() }
+        var recorder: StreamRecorder?
+        if let path = options.recordPath {
+            do throws(AudioError) { recorder = try StreamRecorder(path: path, splitsAtTitles: options.splitsRecordingAtTitles) } catch {
+                report.failed(error, url: path)
+                return 1
+            }
+        }
+        defer { recorder?.close() }
+        decoder.recorder = recorder
+        let events = EventQueue<StreamDecoder.Event>()
+        decoder.onEvent = { events.append($0) }
+        var rate = 0.0
+        do throws(AudioError) {
+            try decoder.open()
+            let f = decoder.fileDataFormat
+            report.format(f, bitRate: decoder.properties?.bitRate.map(Int.init), duration: decoder.hls?.duration)
+            rate = f.sampleRate
+            try decoder.setClientFormat(.float32(sampleRate: f.sampleRate, channels: f.channelsPerFrame))
+        } catch {
+            report.failed(error, url: url)
+            return 1
+        }
+        var frames: Int64 = 0
+        var exitCode: Int32 = 0
+        var bytes: [UInt8] = []
+        loop: while true {
+            if let sig = session.pendingSignal { exitCode = 128 + sig; break }
+            let got: Int?
+            do throws(AudioError) { got = try decoder.readAvailable(frames: 4096, into: &bytes) } catch {
+                report.failed(error, url: url)
+                exitCode = 1
+                break
+            }
+            let time = Double(frames) / rate
+            for e in events.take() {
+                if case .failed = e { exitCode = 1 }
+                report.event(e, time: time, url: url)
+            }
+            if exitCode != 0 { break }
+            guard let n = got else {
+                usleep(20_000)
+                continue
+            }
+            if n == 0 && decoder.isAtEnd { break }
+            frames += Int64(n)
+            if let seconds, Double(frames) / rate >= seconds { break loop }
+        }
+        for e in events.take() { report.event(e, time: Double(frames) / rate, url: url) }
+        if exitCode == 0 { report.ended(time: Double(frames) / rate, recorder: recorder) }
+        return exitCode
+    }
+
     private static func flushEvents(_ events: EventQueue<HTTPStream.Event>, report: EventReporter) {
         for e in events.take() {
             switch e {
@@ -453,8 +524,39 @@ final class EventReporter {
         case .recordingStopped(let error):
             emit("recordingStopped", [("code", .string(error.code.codeString)), ("message", .string(error.message))],
                  text: "Recording stopped: \(error.message) (\(error.code.codeString))")
+        case .variant(let choice): variant(choice)
+        case .segmentSkipped(let skipped): segmentSkipped(skipped)
         case .failed(let error): failed(error, url: url)
         }
+    }
+
+    /// The events of a decoder read without a player (`--no-play` on HLS).
+    func event(_ e: StreamDecoder.Event, time: Double, url: String) {
+        switch e {
+        case .title(let t, _): title(t, time: time)
+        case .discontinuity: emit("discontinuity", [("time", .double((time * 1000).rounded() / 1000))], text: nil)
+        case .decodeError(let error): decodeError(error)
+        case .recordingStopped(let error): event(StreamPlayer.Event.recordingStopped(error), time: time, url: url)
+        case .failed(let error): failed(error, url: url)
+        case .variant(let choice, _): variant(choice)
+        case .segmentSkipped(let skipped, _): segmentSkipped(skipped)
+        case .ready, .ended: break
+        }
+    }
+
+    func variant(_ v: HLSVariantChoice) {
+        var fields: [(String, JSON)] = [("index", .int(Int64(v.index))), ("bandwidth", .int(Int64(v.bandwidth))),
+                                        ("url", .string(v.url))]
+        if let p = v.previous { fields.append(("previous", .int(Int64(p)))) }
+        if let t = v.throughput { fields.append(("throughput", .int(Int64(t)))) }
+        let verb = v.previous == nil ? "Variant" : "Switched to variant"
+        emit("variant", fields, text: "\(verb) \(v.index) (\(v.bandwidth / 1000) kbit/s)")
+    }
+
+    func segmentSkipped(_ s: HLSSkippedSegment) {
+        emit("segmentSkipped", [("sequence", .int(s.sequence)), ("duration", .double(s.duration)),
+                                ("code", .string(s.error.code.codeString)), ("message", .string(s.error.message))],
+             text: "Skipped segment \(s.sequence) (\(String(format1: s.duration)) s of silence): \(s.error.message)")
     }
 }
 

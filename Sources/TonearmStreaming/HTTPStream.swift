@@ -358,11 +358,8 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
         let headers = requestHeaders(offset: offset, last: offset + Int64(count) - 1, icy: false)
         let info: HTTPResponseInfo
         let body: [UInt8]
-        if usesSocketClient(for: target) {
-            (info, body) = try SocketTransfer.get(target, headers: headers, timeout: options.stallTimeout, limit: count)
-        } else {
-            (info, body) = try fetchWithURLSession(target, headers: headers, offset: offset, count: count)
-        }
+        (info, body) = try Self.get(target, headers: headers, options: options, limit: count,
+                                    what: "a Range request for bytes \(offset)-\(offset + Int64(count) - 1)")
         if info.statusCode == 416 { return [] }
         guard info.statusCode == 206, let range = info.contentRange, range.first == offset else {
             throw AudioError(info.statusCode >= 400 ? .httpStatus : .rangeNotSupported,
@@ -371,9 +368,40 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
         return Array(body.prefix(count))
     }
 
-    private func fetchWithURLSession(_ target: String, headers: [(String, String)], offset: Int64, count: Int) throws(AudioError)
-        -> (HTTPResponseInfo, [UInt8])
+    /// GETs a whole resource (at most `limit` bytes of its body), or a byte range of it when
+    /// `range` is given, with a request of its own: an HLS playlist, key or segment.
+    /// Throws 'http' for an error status.
+    package static func download(_ url: String, range: (offset: Int64, length: Int64)? = nil, options: Options,
+                                 limit: Int) throws(AudioError) -> (info: HTTPResponseInfo, body: [UInt8])
     {
+        guard URLParts.isHTTP(url), URL(string: url) != nil else {
+            throw AudioError(.illegalOperation, "\(url) is not an http or https URL")
+        }
+        var headers = [("User-Agent", options.userAgent)]
+        if let range { headers.append(("Range", "bytes=\(range.offset)-\(range.offset + max(1, range.length) - 1)")) }
+        for (name, value) in options.headers.sorted(by: { $0.key < $1.key }) { headers.append((name, value)) }
+        let (info, body) = try get(url, headers: headers, options: options, limit: limit + 1, what: "GET \(url)")
+        guard (200..<300).contains(info.statusCode) else {
+            throw AudioError(.httpStatus, "\(url) answered \(info.statusCode)")
+        }
+        guard body.count <= limit else { throw AudioError(.invalidInputSize, "\(url) is longer than \(limit) bytes") }
+        if let range, info.statusCode == 200 {
+            // The server ignored the Range: cut it out of the whole body.
+            let start = Int(clamping: range.offset), end = Int(clamping: range.offset + range.length)
+            guard start < body.count else { return (info, []) }
+            return (info, Array(body[start..<min(end, body.count)]))
+        }
+        return (info, body)
+    }
+
+    /// One synchronous GET with Tonearm's client or URLSession, as ``usesSocketClient(for:)``
+    /// chooses: the response and at most `limit` bytes of its body.
+    private static func get(_ target: String, headers: [(String, String)], options: Options, limit: Int, what: String)
+        throws(AudioError) -> (HTTPResponseInfo, [UInt8])
+    {
+        if usesSocketClient(for: target, options: options) {
+            return try SocketTransfer.get(target, headers: headers, timeout: options.stallTimeout, limit: limit)
+        }
         guard let targetURL = URL(string: target) else { throw AudioError(.illegalOperation, "bad URL \(target)") }
         var request = URLRequest(url: targetURL)
         request.timeoutInterval = options.stallTimeout
@@ -391,12 +419,12 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
         fetchTask.resume()
         if done.wait(timeout: .now() + options.connectTimeout + options.stallTimeout) == .timedOut {
             fetchTask.cancel()
-            throw AudioError(.timedOut, "a Range request for \(count) bytes at \(offset) got no answer")
+            throw AudioError(.timedOut, "\(what) got no answer")
         }
         let (data, http, error) = result.get()
-        if let error { throw AudioError(.network, "a Range request for bytes \(offset)-\(offset + Int64(count) - 1) failed: \(error.localizedDescription)") }
-        guard let http, let data else { throw AudioError(.network, "a Range request got no response") }
-        return (Self.info(http, fallbackURL: target), [UInt8](data.prefix(count)))
+        if let error { throw AudioError(.network, "\(what) failed: \(error.localizedDescription)") }
+        guard let http, let data else { throw AudioError(.network, "\(what) got no response") }
+        return (Self.info(http, fallbackURL: target), [UInt8](data.prefix(limit)))
     }
 
     /// The largest ``fetch(offset:count:)``.
@@ -463,8 +491,10 @@ public final class HTTPStream: MediaSource, HTTPTransferDelegate, @unchecked Sen
     /// Tonearm's own client for `http:`, and for `https:` unless URLSession is asked for or
     /// OpenSSL is missing; URLSession when the environment names a proxy for the URL (it uses
     /// the proxy, Tonearm's client would not).
-    private func usesSocketClient(for url: String) -> Bool {
-        guard Self.environmentProxy(for: url) == nil else { return false }
+    private func usesSocketClient(for url: String) -> Bool { Self.usesSocketClient(for: url, options: options) }
+
+    private static func usesSocketClient(for url: String, options: Options) -> Bool {
+        guard environmentProxy(for: url) == nil else { return false }
         return URLParts.isPlainHTTP(url) || (!options.usesURLSessionForHTTPS && OpenSSL.isAvailable)
     }
 

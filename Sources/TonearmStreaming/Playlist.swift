@@ -40,7 +40,7 @@ public enum PlaylistFormat: String, Sendable, Hashable {
 }
 
 /// PLS, M3U and M3U8 playlists that list stream URLs (an HLS playlist of media segments is
-/// refused with 'fmt?': HLS is a later issue).
+/// refused with 'typ?': ``HLSPlaylist`` reads it, and ``HLSStream`` plays it).
 public enum Playlist {
     /// At most this many entries are read.
     public static let maximumEntries = 10_000
@@ -96,7 +96,7 @@ public enum Playlist {
                 if upper.hasPrefix("#EXT-X-TARGETDURATION") || upper.hasPrefix("#EXT-X-MEDIA-SEQUENCE")
                     || upper.hasPrefix("#EXT-X-STREAM-INF")
                 {
-                    throw AudioError(.unsupportedFileType, "an HLS playlist (\(line.prefix(40))): HLS is not supported yet")
+                    throw AudioError(.unsupportedFileType, "an HLS playlist (\(line.prefix(40))): read it with HLSPlaylist and HLSStream")
                 }
                 if upper.hasPrefix("#EXTINF:") {
                     let info = line.dropFirst(8)

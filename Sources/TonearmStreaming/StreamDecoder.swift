@@ -16,6 +16,10 @@ import TonearmPlayback
 /// - Titles: ICY `StreamTitle`s and an Ogg chain's new comments come out as
 ///   ``Event/title(_:frame:)`` with the client frame they begin at.
 /// - A live stream that reconnected is a discontinuity: the parser and the decoder start over.
+/// - HLS (``init(hls:bufferSeconds:)``): each segment boundary does what its
+///   ``HLSSegmentStart`` asks — a new parser where the bytes do not follow on, a decoder reset
+///   at a discontinuity, silence for the segments a live stream skipped — so that playing time
+///   follows the playlist; a seek goes to the segment, then drops the frames before the target.
 /// - Where only the packets tell what a stream decodes to (HE-AAC in ADTS, whose header says
 ///   AAC LC at half the rate: most "AAC+" stations), ``open(timeout:)`` reads on until the
 ///   first packets are there and ``fileDataFormat`` is what they decode to
@@ -36,9 +40,18 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         case ended
         /// The stream or the decoder failed for good.
         case failed(AudioError)
+        /// HLS: this variant plays from this frame on (the first, or a switch).
+        case variant(HLSVariantChoice, frame: Int64)
+        /// HLS: a live segment could not be read; its time is silence from this frame.
+        case segmentSkipped(HLSSkippedSegment, frame: Int64)
     }
 
-    public let stream: HTTPStream
+    /// The HTTP stream read, or nil for HLS.
+    public let stream: HTTPStream?
+    /// The HLS presentation read, or nil.
+    public let hls: HLSStream?
+    /// The URL read.
+    public var url: String { stream?.url ?? hls?.url ?? "" }
     /// Gets every byte the decoder reads, in order, and the ICY titles at their bytes.
     /// May be set at any time; the decoder's thread drops it when a write fails.
     public var recorder: StreamRecorder? {
@@ -87,6 +100,14 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
 
     public init(stream: HTTPStream, bufferSeconds: Double = 4) {
         self.stream = stream
+        hls = nil
+        self.bufferSeconds = max(0.5, bufferSeconds)
+    }
+
+    /// Decodes an HLS presentation (not opened yet: ``open(timeout:)`` opens it).
+    public init(hls: HLSStream, bufferSeconds: Double = 4) {
+        stream = nil
+        self.hls = hls
         self.bufferSeconds = max(0.5, bufferSeconds)
     }
 
@@ -95,48 +116,46 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
     /// Connects, and parses until the format is known (waiting at most `timeout` seconds for
     /// the bytes). Throws 'typ?' when the bytes are in no format Tonearm reads.
     public func open(timeout: Double = 15) throws(AudioError) {
-        let info = try stream.open()
+        var hint: AudioFileTypeID?
+        if let stream { hint = try stream.open().fileTypeHint }
+        if let hls { try hls.open() }
         condition.lock()
         defer { condition.unlock() }
-        parser = AudioFileStream(fileTypeHint: info.fileTypeHint, propertyListener: { [unowned self] s, id, _ in
-            propertyFound(s, id)
-        }, packets: { [unowned self] _, count, data, descriptions in
-            decode(data, count: count, descriptions: descriptions)
-        })
-        if stream.isSeekable {
-            let source = stream
-            parser.byteRangeFetcher = { (offset, count) throws(AudioError) in try source.fetch(offset: offset, count: count) }
-            parser.sourceSize = stream.size
-        }
+        makeParser(hint: hint)
         let deadline = Date().addingTimeInterval(timeout)
         var chunk = [UInt8](repeating: 0, count: 16384)
         /// Reads, records and parses the next bytes; false at the stream's end.
         func next() throws(AudioError) -> Bool {
-            let position = stream.position
             condition.unlock()
-            let got: (count: Int, discontinuity: Bool)?
-            do { got = try chunk.withMutableBytes { raw throws(AudioError) in try stream.read(into: raw, waitingUpTo: 0.25) } } catch {
+            let got: Input?
+            do { got = try read(into: &chunk, waitingUpTo: 0.25) } catch {
                 condition.lock()
                 throw error
             }
             condition.lock()
-            guard let got else { return true }
-            if got.count == 0 {
+            switch got {
+            case nil:
+                return true
+            case .end:
                 try parser.parse(nil)
                 return false
+            case .segment(let start):
+                try beginSegment(start)
+                return true
+            case .bytes(let count, let discontinuity, let position):
+                record(chunk, count: count, at: position)
+                try parser.parse(chunk[..<count], flags: discontinuity ? .discontinuity : [])
+                // Titles in these first bytes begin with the first frame.
+                takeTitles()
+                noteTitles(upTo: position + Int64(count))
+                return true
             }
-            record(chunk, count: got.count, at: position)
-            try parser.parse(chunk[..<got.count], flags: got.discontinuity ? .discontinuity : [])
-            // Titles in these first bytes begin with the first frame.
-            takeTitles()
-            noteTitles(upTo: stream.position)
-            return true
         }
         while !parser.isReadyToProducePackets {
-            guard Date() < deadline else { throw AudioError(.timedOut, "the format of \(stream.url) was not known after \(Int(timeout)) s") }
+            guard Date() < deadline else { throw AudioError(.timedOut, "the format of \(url) was not known after \(Int(timeout)) s") }
             guard try next() else {
                 guard parser.isReadyToProducePackets else {
-                    throw AudioError(.unsupportedFileType, "\(stream.url) ended before its format was known")
+                    throw AudioError(.unsupportedFileType, "\(url) ended before its format was known")
                 }
                 break
             }
@@ -153,6 +172,83 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         // The title the file's own tags give (an Ogg stream's first link, an ID3 tag).
         if lastTitle == nil, let title = parser.properties?.info.displayTitle { noteTitle(title, frame: 0) }
         events.append(.ready(format))
+    }
+
+    /// A new parser for the bytes from here on, with the hint, and the byte-range fetcher of
+    /// a seekable HTTP stream. Caller holds the lock.
+    private func makeParser(hint: AudioFileTypeID?) {
+        parser = AudioFileStream(fileTypeHint: hint, propertyListener: { [unowned self] s, id, _ in
+            propertyFound(s, id)
+        }, packets: { [unowned self] _, count, data, descriptions in
+            decode(data, count: count, descriptions: descriptions)
+        })
+        if let stream, stream.isSeekable {
+            parser.byteRangeFetcher = { (offset, count) throws(AudioError) in try stream.fetch(offset: offset, count: count) }
+            parser.sourceSize = stream.size
+        }
+    }
+
+    /// What the next read gave.
+    private enum Input {
+        /// Bytes, at this offset of the stream; `discontinuity`: they do not follow the last.
+        case bytes(Int, discontinuity: Bool, position: Int64)
+        /// HLS: a segment begins.
+        case segment(HLSSegmentStart)
+        /// The end of the stream.
+        case end
+    }
+
+    /// Reads the next bytes or boundary of the HTTP or HLS stream, waiting at most `seconds`.
+    /// Caller does not hold the lock.
+    private func read(into chunk: inout [UInt8], waitingUpTo seconds: Double) throws(AudioError) -> Input? {
+        if let hls {
+            let position = hls.position
+            switch try chunk.withMutableBytes({ raw throws(AudioError) in try hls.read(into: raw, waitingUpTo: seconds) }) {
+            case nil: return nil
+            case .end: return .end
+            case .segment(let start): return .segment(start)
+            case .bytes(let n): return .bytes(n, discontinuity: false, position: position)
+            }
+        }
+        guard let stream else { return .end }
+        let position = stream.position
+        guard let got = try chunk.withMutableBytes({ raw throws(AudioError) in try stream.read(into: raw, waitingUpTo: seconds) }) else {
+            return nil
+        }
+        return got.count == 0 ? .end : .bytes(got.count, discontinuity: got.discontinuity, position: position)
+    }
+
+    /// An HLS segment begins: the old parser gives its last packets, the silence of skipped
+    /// segments goes out, and a new parser (and a reset decoder) start where the boundary asks.
+    /// Caller holds the lock.
+    private func beginSegment(_ start: HLSSegmentStart) throws(AudioError) {
+        segmentRecordsPackets = start.fileType != .mpeg4
+        if start.restartsParser && parser.isReadyToProducePackets {
+            // The last PES of a transport stream ends only with the stream.
+            try? parser.parse(nil)
+        }
+        if let variant = start.variant { events.append(.variant(variant, frame: decodedFrames)) }
+        for skipped in start.skipped { events.append(.segmentSkipped(skipped, frame: decodedFrames)) }
+        if start.silenceBefore > 0 { appendSilence(seconds: start.silenceBefore) }
+        let first = !parser.isReadyToProducePackets && converter == nil
+        if start.resetsDecoder && !first {
+            converter?.reset()
+            events.append(.discontinuity(frame: decodedFrames))
+        }
+        if start.restartsParser && (parser.isReadyToProducePackets || start.fileType != nil) {
+            makeParser(hint: start.fileType)
+            // The new parser's format decides whether the converter goes on.
+            newParser = true
+            keepsDecoder = !start.resetsDecoder
+        }
+    }
+
+    /// Client frames of silence (a live HLS segment that was skipped). Caller holds the lock.
+    private func appendSilence(seconds: Double) {
+        guard let client = clientFormat, client.bytesPerFrame > 0 else { return }
+        let frames = Int((seconds * client.sampleRate).rounded())
+        let fill: UInt8 = client.bitsPerChannel == 8 && !client.isSignedInteger && !client.isFloat ? 0x80 : 0
+        try? appendOutput { out in out.append(contentsOf: repeatElement(fill, count: frames * Int(client.bytesPerFrame))) }
     }
 
     // MARK: StreamingFrameSource
@@ -182,7 +278,8 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
     /// or estimated its frames.
     public var clientLengthFrames: Int64? {
         condition.withLock {
-            guard let client = clientFormat, let p = parser?.properties, stream.size != nil, !p.isEstimated,
+            if let hls, let client = clientFormat { return hls.duration.map { Int64(($0 * client.sampleRate).rounded()) } }
+            guard let client = clientFormat, let p = parser?.properties, stream?.size != nil, !p.isEstimated,
                   let frames = p.validFrames, frames > 0, let rate = p.dataFormat?.sampleRate, rate > 0 else { return nil }
             // The container's frames, at its rate (half the decoded rate for HE-AAC it names as LC).
             return Int64((Double(frames) * client.sampleRate / rate).rounded())
@@ -236,7 +333,8 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
             closed = true
             condition.broadcast()
         }
-        stream.close()
+        stream?.close()
+        hls?.close()
     }
 
     // MARK: The decoder's thread
@@ -271,12 +369,9 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
             condition.unlock()
             return true
         }
-        let position = stream.position
         condition.unlock()
-        let got: (count: Int, discontinuity: Bool)?
-        do {
-            got = try chunk.withMutableBytes { raw throws(AudioError) in try stream.read(into: raw, waitingUpTo: 0.1) }
-        } catch {
+        let got: Input?
+        do { got = try read(into: &chunk, waitingUpTo: 0.1) } catch {
             condition.withLock { fail(error) }
             return false
         }
@@ -287,25 +382,28 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         guard let got, seekTarget == nil else { condition.unlock(); return true }
         // The titles within these bytes were queued before the bytes could be read.
         takeTitles()
-        record(chunk, count: got.count, at: position)
         do throws(AudioError) {
-            if got.count == 0 {
+            switch got {
+            case .end:
                 try parser.parse(nil)
                 if let converter { try appendOutput { (out) throws(AudioError) in try converter.finish(into: &out) } }
                 ended = true
                 events.append(.ended)
-            } else {
-                if got.discontinuity {
+            case .segment(let start):
+                try beginSegment(start)
+            case .bytes(let count, let discontinuity, let position):
+                record(chunk, count: count, at: position)
+                if discontinuity {
                     events.append(.discontinuity(frame: decodedFrames))
                     converter?.reset()
                 }
                 // In pieces cut at the titles, so that each title lands on the frames
                 // decoded before its byte.
                 var start = 0
-                var flags: AudioFileStream.ParseFlags = got.discontinuity ? .discontinuity : []
-                while start < got.count {
-                    var end = got.count
-                    if let next = pendingTitles.first, next.offset < position + Int64(got.count) {
+                var flags: AudioFileStream.ParseFlags = discontinuity ? .discontinuity : []
+                while start < count {
+                    var end = count
+                    if let next = pendingTitles.first, next.offset < position + Int64(count) {
                         end = max(start, Int(next.offset - position))
                     }
                     if end > start {
@@ -331,12 +429,44 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
     /// Hands the bytes read to the recorder, if any; a failed write stops the recording.
     /// Caller holds the lock.
     private func record(_ chunk: [UInt8], count: Int, at position: Int64) {
-        guard let recorder = currentRecorder, count > 0 else { return }
+        guard let recorder = currentRecorder, count > 0, !(hls != nil && segmentRecordsPackets) else { return }
         do { try chunk.withBytes { raw throws(AudioError) in try recorder.write(UnsafeRawBufferPointer(rebasing: raw[..<count]), at: position) } } catch {
             events.append(.recordingStopped(error))
             currentRecorder = nil
         }
     }
+
+    /// HLS: writes packets to the recorder as an elementary stream (AAC with an ADTS header
+    /// each, MPEG audio and AC-3 as they are), at offsets that count what was written.
+    /// Caller holds the lock.
+    private func recordPackets(_ data: UnsafeRawBufferPointer, count: Int, descriptions: [PacketDescription]?) {
+        guard let recorder = currentRecorder, let format = parser.properties?.dataFormat else { return }
+        var header: ADTSHeaderWriter?
+        if [.mpeg4AAC, .mpeg4AAC_HE, .mpeg4AAC_HE_V2].contains(format.formatID) {
+            guard let h = ADTSHeaderWriter(magicCookie: parser.properties?.magicCookie) else { return }
+            header = h
+        }
+        do throws(AudioError) {
+            func write(_ bytes: UnsafeRawBufferPointer) throws(AudioError) {
+                try recorder.write(bytes, at: recordedBytes)
+                recordedBytes += Int64(bytes.count)
+            }
+            let ranges = descriptions.map { $0.map { Int($0.startOffset)..<Int($0.startOffset) + Int($0.dataByteSize) } } ?? [0..<data.count]
+            for range in ranges where range.lowerBound >= 0 && range.upperBound <= data.count {
+                if let header {
+                    let bytes = header.header(payloadLength: range.count)
+                    try bytes.withBytes { raw throws(AudioError) in try write(raw) }
+                }
+                try write(UnsafeRawBufferPointer(rebasing: data[range]))
+            }
+        } catch {
+            events.append(.recordingStopped(error))
+            currentRecorder = nil
+        }
+    }
+
+    /// HLS: bytes written by ``recordPackets(_:count:descriptions:)``.
+    private var recordedBytes: Int64 = 0
 
     /// Called with the lock held, from the parser inside `parse`.
     private func propertyFound(_ s: AudioFileStream, _ id: AudioFilePropertyID) {
@@ -349,7 +479,11 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
             tableChanged = true
         case .infoDictionary:
             // An Ogg chain's next link: its comments name what plays now.
-            if let title = s.properties?.info.displayTitle { noteTitle(title, frame: decodedFrames) }
+            if let title = s.properties?.info.displayTitle {
+                // HLS: a timed ID3 title splits a recording where the packets after it begin.
+                if hls != nil && title != lastTitle { currentRecorder?.noteTitle(title, at: recordedBytes) }
+                noteTitle(title, frame: decodedFrames)
+            }
         default:
             break
         }
@@ -357,6 +491,18 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
 
     private func decode(_ data: UnsafeRawBufferPointer, count: Int, descriptions: [PacketDescription]?) {
         do throws(AudioError) {
+            if newParser {
+                // An HLS segment that does not continue the last one's bytes: the converter goes
+                // on only when nothing asks it to start over and the format is the same.
+                newParser = false
+                formatChanged = true
+                if keepsDecoder, let converter, let format = parser.properties?.dataFormat,
+                   converter.magicCookie == parser.properties?.magicCookie,
+                   Self.decodedFormat(format, magicCookie: parser.properties?.magicCookie, data, count, descriptions) == currentDataFormat
+                {
+                    formatChanged = false
+                }
+            }
             if formatChanged {
                 formatChanged = false
                 if let format = parser.properties?.dataFormat {
@@ -365,6 +511,7 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
                 }
                 try makeConverter()
             }
+            if hls != nil && segmentRecordsPackets { recordPackets(data, count: count, descriptions: descriptions) }
             if tableChanged, let converter, var table = parser.properties?.packetTableInfo {
                 tableChanged = false
                 table = decodedFrames(table)
@@ -404,7 +551,7 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
             // The first link: trim the priming, and the padding when the length is known (a
             // live stream goes on past what its first header says).
             c.packetTableInfo = decodedFrames(table)
-            if parser.properties?.isEstimated != false || stream.size == nil { c.framesToKeep = nil }
+            if parser.properties?.isEstimated != false || stream?.size == nil { c.framesToKeep = nil }
         }
         try c.prepare()
         converter = c
@@ -423,6 +570,15 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         return table.scaled(by: Int64(currentDataFormat.framesPerPacket / parsed.framesPerPacket))
     }
 
+    /// HLS: the segment's parser is new (``beginSegment(_:)``), and whether the decoder may go
+    /// on with it; whether its packets are recorded rather than its bytes (MPEG-TS and packed
+    /// audio become an elementary stream; fMP4 is recorded as it comes).
+    private var newParser = false
+    private var keepsDecoder = false
+    private var segmentRecordsPackets = false
+    /// Client frames still to drop after an HLS seek (from the segment's start to the target).
+    private var clientFramesToDrop: Int64 = 0
+
     /// Packets held before the converter exists, and their limit.
     private var heldPackets: [(data: [UInt8], count: Int, descriptions: [PacketDescription]?)] = []
     private static let maximumHeldBytes = 4 << 20
@@ -436,7 +592,14 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
             pcmStart = 0
         }
         let before = pcm.count
-        defer { decodedFrames += Int64((pcm.count - before) / Int(client.bytesPerFrame)) }
+        defer {
+            if clientFramesToDrop > 0 {
+                let drop = min(clientFramesToDrop, Int64((pcm.count - before) / Int(client.bytesPerFrame)))
+                pcm.removeSubrange(before..<before + Int(drop) * Int(client.bytesPerFrame))
+                clientFramesToDrop -= drop
+            }
+            decodedFrames += Int64((pcm.count - before) / Int(client.bytesPerFrame))
+        }
         try produce(&pcm)
     }
 
@@ -481,6 +644,21 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
     /// the estimate's.
     private func applySeek(to target: Int64) -> AudioError? {
         guard let client = clientFormat, currentDataFormat.sampleRate > 0, let converter else { return nil }
+        if let hls {
+            // To the segment, then the frames before the target are dropped.
+            do throws(AudioError) {
+                let start = try hls.seek(toTime: Double(target) / client.sampleRate)
+                clientFramesToDrop = max(0, target - Int64((start * client.sampleRate).rounded()))
+            } catch {
+                return error
+            }
+            decodedFrames = target
+            pcm.removeAll(keepingCapacity: true)
+            pcmStart = 0
+            ended = false
+            return nil
+        }
+        guard let stream else { return nil }
         let scale = client.sampleRate / currentDataFormat.sampleRate
         let fileFrame = Int64((Double(target) / scale).rounded())
         let properties = parser.properties
@@ -521,6 +699,7 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
     /// Takes the ICY titles the stream received, each with the audio byte it precedes.
     /// Caller holds the lock.
     private func takeTitles() {
+        guard let stream else { return }
         for (offset, metadata) in stream.takeMetadata() {
             guard let title = metadata.streamTitle else { continue }
             pendingTitles.append((offset, title))

@@ -48,11 +48,17 @@ public final class StreamPlayer: @unchecked Sendable {
         case decodeError(AudioError)
         /// The recording could not be written and stopped; playing goes on.
         case recordingStopped(AudioError)
+        /// HLS: the variant now heard (the first, or a switch).
+        case variant(HLSVariantChoice)
+        /// HLS: a live segment that could not be read is heard as silence from now.
+        case segmentSkipped(HLSSkippedSegment)
         case failed(AudioError)
     }
 
     public struct Options: Sendable {
         public var http = HTTPStream.Options()
+        /// For HLS playlists (their `http` is replaced by the one above).
+        public var hls = HLSStream.Options()
         /// Seconds of decoded audio held ahead of the output.
         public var bufferSeconds = 4.0
         /// Write the stream's bytes (ICY blocks stripped) to this file while playing.
@@ -66,7 +72,10 @@ public final class StreamPlayer: @unchecked Sendable {
     /// The URL asked for, and the one playing (after playlists and redirects).
     public let url: String
     public let streamURL: String
-    public let stream: HTTPStream
+    /// The HTTP stream read; nil for HLS.
+    public let stream: HTTPStream?
+    /// The HLS presentation read, when the URL named one.
+    public let hls: HLSStream?
     public let decoder: StreamDecoder
     public let player: AudioPlayer
     public let recorder: StreamRecorder?
@@ -76,31 +85,45 @@ public final class StreamPlayer: @unchecked Sendable {
     private let lock = NSLock()
     private var stateValue: State = .buffering
     private var titleValue: String?
-    private var pendingTitles: [(frame: Int64, title: String)] = []
+    /// Events that take effect at a frame (titles, HLS variants and gaps), until it is heard.
+    private var pendingEvents: [(frame: Int64, event: Event)] = []
     private var reconnecting = false
     private var failedError: AudioError?
     private var lastUnderruns = 0
     private var monitor: Thread?
     private var stopped = false
 
-    /// Connects (following a PLS or M3U playlist to its first stream that answers), reads until
-    /// the format is known, and opens the output. Throws 'http', 'net!', 'time' or 'typ?'.
+    /// Connects (following a PLS or M3U playlist to its first stream that answers, or an HLS
+    /// playlist to its segments), reads until the format is known, and opens the output.
+    /// Throws 'http', 'net!', 'time' or 'typ?'.
     public init(url: String, backend: (any AudioOutputBackend)? = nil, options: Options = Options()) throws(AudioError) {
         self.url = url
-        let stream = try StreamLocator.open(url, options: options.http)
-        self.stream = stream
-        streamURL = stream.response?.url ?? url
-        decoder = StreamDecoder(stream: stream, bufferSeconds: options.bufferSeconds)
+        switch try StreamLocator.locate(url, options: options.http) {
+        case .http(let stream):
+            self.stream = stream
+            hls = nil
+            streamURL = stream.response?.url ?? url
+            decoder = StreamDecoder(stream: stream, bufferSeconds: options.bufferSeconds)
+        case .hls(let playlistURL):
+            var hlsOptions = options.hls
+            hlsOptions.http = options.http
+            let hls = HLSStream(url: playlistURL, options: hlsOptions)
+            stream = nil
+            self.hls = hls
+            streamURL = playlistURL
+            decoder = StreamDecoder(hls: hls, bufferSeconds: options.bufferSeconds)
+        }
         recorder = try options.recordPath.map { (path) throws(AudioError) in
             try StreamRecorder(path: path, splitsAtTitles: options.splitsRecordingAtTitles)
         }
         decoder.recorder = recorder
         try decoder.open()
-        let icy = stream.icyHeaders
+        let icy = stream?.icyHeaders
         let name = icy?.name.flatMap { $0.isEmpty ? nil : $0 } ?? StreamPlayer.name(of: streamURL)
         let rate = decoder.fileDataFormat.sampleRate
-        let duration = decoder.properties.flatMap { p -> Double? in
-            guard stream.size != nil, let frames = p.validFrames, rate > 0 else { return nil }
+        let size = stream?.size
+        let duration = hls?.duration ?? decoder.properties.flatMap { p -> Double? in
+            guard size != nil, let frames = p.validFrames, rate > 0 else { return nil }
             return Double(frames) / rate
         }
         player = try AudioPlayer(sources: [.stream(decoder, path: streamURL, title: name, format: decoder.fileDataFormat,
@@ -115,7 +138,7 @@ public final class StreamPlayer: @unchecked Sendable {
     /// The title heard now, when the stream names one.
     public var title: String? { lock.withLock { titleValue } }
     /// The station's ICY headers.
-    public var icyHeaders: ICYHeaders? { stream.icyHeaders }
+    public var icyHeaders: ICYHeaders? { stream?.icyHeaders }
     /// The format of the stream.
     public var format: StreamDescription { decoder.fileDataFormat }
     /// The bit rate in bits per second: the stream's own, or failing that the station's icy-br.
@@ -124,7 +147,7 @@ public final class StreamPlayer: @unchecked Sendable {
         return icyHeaders?.bitRate.map { $0 * 1000 }
     }
     /// Bytes received and not yet decoded.
-    public var bufferedBytes: Int { stream.bufferedBytes }
+    public var bufferedBytes: Int { stream?.bufferedBytes ?? hls?.bufferedBytes ?? 0 }
     /// Seconds decoded and not yet played.
     public var bufferedSeconds: Double { decoder.bufferedSeconds }
     /// How full the decoded buffer is, 0 … 1.
@@ -145,10 +168,12 @@ public final class StreamPlayer: @unchecked Sendable {
         if first {
             emitState(.buffering)
             decoder.onEvent = { [weak self] in self?.decoderEvent($0) }
-            let previous = stream.onEvent
-            stream.onEvent = { [weak self] e in
-                previous?(e)
-                self?.streamEvent(e)
+            if let stream {
+                let previous = stream.onEvent
+                stream.onEvent = { [weak self] e in
+                    previous?(e)
+                    self?.streamEvent(e)
+                }
             }
             player.onEvent = { [weak self] in self?.playerEvent($0) }
             let t = Thread { [weak self] in
@@ -174,14 +199,16 @@ public final class StreamPlayer: @unchecked Sendable {
         if state == .paused { try? play() } else { pause() }
     }
 
-    /// Moves to `seconds` into a remote file (Range request); 'rng?' on a live stream or a
-    /// server without ranges.
+    /// Moves to `seconds` into a remote file (Range request) or a VOD HLS presentation (its
+    /// segment); 'rng?' on a live stream or a server without ranges.
     public func seek(to seconds: Double) throws(AudioError) {
-        guard stream.isSeekable else {
+        if let hls {
+            guard !hls.isLive else { throw AudioError(.rangeNotSupported, "a live HLS stream cannot seek") }
+        } else if let stream, !stream.isSeekable {
             throw AudioError(.rangeNotSupported, stream.isLive ? "a live stream cannot seek"
                              : "the server does not serve byte ranges, so the stream cannot seek")
         }
-        lock.withLock { pendingTitles.removeAll() }
+        lock.withLock { pendingEvents.removeAll() }
         player.seek(to: seconds)
     }
 
@@ -213,12 +240,12 @@ public final class StreamPlayer: @unchecked Sendable {
 
     private func check() {
         let now = player.currentTime * player.outputFormat.sampleRate
-        var titles: [String] = []
+        var heard: [Event] = []
         let next: State? = lock.withLock {
-            while let t = pendingTitles.first, Double(t.frame) <= now + 1 {
-                pendingTitles.removeFirst()
-                titleValue = t.title
-                titles.append(t.title)
+            while let e = pendingEvents.first, Double(e.frame) <= now + 1 {
+                pendingEvents.removeFirst()
+                if case .title(let title) = e.event { titleValue = title }
+                heard.append(e.event)
             }
             if stateValue == .ended || stateValue == .failed { return nil }
             if failedError != nil { return .failed }
@@ -234,7 +261,7 @@ public final class StreamPlayer: @unchecked Sendable {
             }
             return .playing
         }
-        for t in titles { onEvent?(.title(t)) }
+        for e in heard { onEvent?(e) }
         if let next { emitState(next) }
     }
 
@@ -249,7 +276,9 @@ public final class StreamPlayer: @unchecked Sendable {
 
     private func decoderEvent(_ e: StreamDecoder.Event) {
         switch e {
-        case .title(let title, let frame): lock.withLock { pendingTitles.append((frame, title)) }
+        case .title(let title, let frame): lock.withLock { pendingEvents.append((frame, .title(title))) }
+        case .variant(let choice, let frame): lock.withLock { pendingEvents.append((frame, .variant(choice))) }
+        case .segmentSkipped(let skipped, let frame): lock.withLock { pendingEvents.append((frame, .segmentSkipped(skipped))) }
         case .decodeError(let error): onEvent?(.decodeError(error))
         case .recordingStopped(let error): onEvent?(.recordingStopped(error))
         case .failed(let error):
@@ -298,24 +327,43 @@ public enum StreamLocator {
     /// The largest playlist read.
     public static let maximumPlaylistBytes = 1 << 20
 
-    public static func open(_ url: String, options: HTTPStream.Options = HTTPStream.Options()) throws(AudioError) -> HTTPStream {
-        try open(url, options: options, depth: 0)
+    /// What a URL leads to: a stream of bytes, or an HLS playlist.
+    public enum Located {
+        case http(HTTPStream)
+        /// The URL of an HLS playlist (master or media), after redirects.
+        case hls(String)
     }
 
-    private static func open(_ url: String, options: HTTPStream.Options, depth: Int) throws(AudioError) -> HTTPStream {
+    /// Opens the stream a URL leads to; 'typ?' when it is an HLS playlist (see ``locate(_:options:)``).
+    public static func open(_ url: String, options: HTTPStream.Options = HTTPStream.Options()) throws(AudioError) -> HTTPStream {
+        switch try locate(url, options: options) {
+        case .http(let stream): return stream
+        case .hls(let playlist):
+            throw AudioError(.unsupportedFileType, "\(playlist) is an HLS playlist: read it with HLSStream")
+        }
+    }
+
+    /// Follows playlists that list streams to the first that answers, and stops at an HLS
+    /// playlist, which ``HLSStream`` reads.
+    public static func locate(_ url: String, options: HTTPStream.Options = HTTPStream.Options()) throws(AudioError) -> Located {
+        try locate(url, options: options, depth: 0)
+    }
+
+    private static func locate(_ url: String, options: HTTPStream.Options, depth: Int) throws(AudioError) -> Located {
         let stream = HTTPStream(url: url, options: options)
         let info = try stream.open()
-        guard let format = PlaylistFormat(contentType: info.mimeType, pathExtension: info.pathExtension) else { return stream }
+        guard let format = PlaylistFormat(contentType: info.mimeType, pathExtension: info.pathExtension) else { return .http(stream) }
         defer { stream.close() }
         guard depth < maximumDepth else { throw AudioError(.unsupportedFileType, "\(url): playlists nested deeper than \(maximumDepth)") }
         if let size = stream.size, size > Int64(maximumPlaylistBytes) {
             throw AudioError(.unsupportedFileType, "\(url) is too long for a playlist (\(size) bytes)")
         }
         let body = try stream.readToEnd(limit: maximumPlaylistBytes)
+        if format != .pls && HLSPlaylist.isHLS(body) { return .hls(info.url) }
         let entries = try Playlist.parse(body, format: format, baseURL: info.url)
         var failures: [String] = []
         for entry in entries.prefix(8) {
-            do { return try open(entry.url, options: options, depth: depth + 1) } catch {
+            do { return try locate(entry.url, options: options, depth: depth + 1) } catch {
                 failures.append("\(entry.url): \(error.message) ('\(error.code.codeString)')")
             }
         }

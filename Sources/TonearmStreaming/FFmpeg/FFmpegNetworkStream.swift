@@ -8,9 +8,9 @@ import TonearmPlayback
 import TonearmFFmpeg
 
 /// A stream that libavformat fetches with its own network code (with the FFmpeg trait):
-/// the protocols Tonearm has no client for — mms, mmsh, mmst, rtsp, rtmp — and HLS
-/// playlists (`.m3u8`), whose segments it follows. The native HTTP client stays the one for
-/// plain http and https streams.
+/// the protocols Tonearm has no client for — mms, mmsh, mmst, rtsp, rtmp, and libavformat's
+/// own `hls:` scheme. The native clients stay the ones for http and https streams and HLS
+/// playlists (``HLSStream``).
 ///
 /// Like ``StreamDecoder`` it decodes on a thread of its own into a bounded buffer of PCM that
 /// an ``AudioPlayer`` reads (`.stream(…)`), with Tonearm's decoders first and FFmpeg's behind
@@ -20,14 +20,10 @@ public final class FFmpegNetworkStream: StreamingFrameSource, @unchecked Sendabl
     public static let schemes: Set<String> = ["mms", "mmsh", "mmst", "rtsp", "rtsps", "rtmp", "rtmps", "rtmpt", "rtmpe", "hls"]
 
     /// Whether a URL is one for this stream rather than the native HTTP client: a scheme in
-    /// ``schemes``, or an http(s) URL whose path ends in `.m3u8` (an HLS playlist).
+    /// ``schemes``.
     public static func handles(_ url: String) -> Bool {
         guard let colon = url.firstIndex(of: ":") else { return false }
-        let scheme = url[..<colon].lowercased()
-        if schemes.contains(scheme) { return true }
-        guard scheme == "http" || scheme == "https" else { return false }
-        let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
-        return path.lowercased().hasSuffix(".m3u8")
+        return schemes.contains(url[..<colon].lowercased())
     }
 
     public let url: String
