@@ -19,6 +19,7 @@ import http
 import http.server
 import json
 import os
+import posixpath
 import re
 import select
 import socket
@@ -51,6 +52,7 @@ CHARSETS = {"utf-8": "utf-8", "utf8": "utf-8", "cp1251": "cp1251", "windows-1251
 
 GARBAGE_BLOCK = 32
 LIVE_FILE_LIMIT = 64 << 20  # /live/ holds its file in memory
+HLS_FILE_LIMIT = 1 << 20  # /hls/ reads whole playlists (and badkey=1 whole key files)
 HANG_SECONDS = 60.0
 CHUNK = 64 << 10
 
@@ -159,6 +161,100 @@ def parse_range(header, size):
 
 
 # ---------------------------------------------------------------------------------------------
+# HLS (issue 20): /hls/<relpath> serves a playlist under the root rewritten, so that its
+# segments come from /files/ with the fault parameters chosen here, a VOD playlist can become
+# a live sliding window, and a master passes its query on to its variants.
+
+# Tags that describe the playlist rather than a segment; live mode drops the ones it rewrites.
+HLS_PLAYLIST_TAGS = ("#EXTM3U", "#EXT-X-VERSION", "#EXT-X-TARGETDURATION", "#EXT-X-MEDIA-SEQUENCE",
+                     "#EXT-X-DISCONTINUITY-SEQUENCE", "#EXT-X-PLAYLIST-TYPE", "#EXT-X-INDEPENDENT-SEGMENTS",
+                     "#EXT-X-START", "#EXT-X-ALLOW-CACHE", "#EXT-X-I-FRAMES-ONLY")
+HLS_LIVE_DROPS = ("#EXT-X-MEDIA-SEQUENCE", "#EXT-X-DISCONTINUITY-SEQUENCE", "#EXT-X-PLAYLIST-TYPE")
+HLS_URI_ATTRIBUTE = re.compile(r'URI="([^"]*)"')
+# A live playlist never shows more than this many segments, whatever window= says.
+HLS_WINDOW_LIMIT = 1000
+
+
+def hls_tag(line):
+    return line.split(":", 1)[0]
+
+
+class HLSSegment:
+    def __init__(self, uri, extinf, duration, byterange, key, init_map, discontinuity, other):
+        self.uri, self.extinf, self.duration = uri, extinf, duration
+        self.byterange = byterange  # (length, offset), the offset made explicit, or None
+        self.key, self.init_map = key, init_map  # the EXT-X-KEY and EXT-X-MAP lines in force
+        self.discontinuity, self.other = discontinuity, other
+
+
+class HLSMediaPlaylist:
+    """A media playlist read line by line (RFC 8216 §4.3), enough to write it out again."""
+
+    def __init__(self, text):
+        self.header, self.segments, self.end_list = [], [], False
+        self.media_sequence = self.discontinuity_sequence = 0
+        key = init_map = extinf = byterange = None
+        discontinuity, other, range_end = False, [], {}
+        for line in text.splitlines():
+            line = line.strip()
+            if not line:
+                continue
+            tag = hls_tag(line)
+            if not line.startswith("#"):
+                if extinf is None:
+                    raise BadRequest("a segment without EXTINF: %r" % line)
+                if byterange is not None:
+                    length, _, offset = byterange.partition("@")
+                    start = int(offset) if offset else range_end.get(line, 0)
+                    byterange = (int(length), start)
+                    range_end[line] = start + int(length)
+                duration = float(extinf.split(":", 1)[1].split(",", 1)[0])
+                self.segments.append(HLSSegment(line, extinf, duration, byterange, key, init_map, discontinuity, other))
+                extinf = byterange = None
+                discontinuity, other = False, []
+            elif tag == "#EXTINF":
+                extinf = line
+            elif tag == "#EXT-X-BYTERANGE":
+                byterange = line.split(":", 1)[1]
+            elif tag == "#EXT-X-KEY":
+                key = line
+            elif tag == "#EXT-X-MAP":
+                init_map = line
+            elif tag == "#EXT-X-DISCONTINUITY":
+                discontinuity = True
+            elif tag == "#EXT-X-ENDLIST":
+                self.end_list = True
+            elif tag in HLS_PLAYLIST_TAGS:
+                if tag == "#EXT-X-MEDIA-SEQUENCE":
+                    self.media_sequence = int(line.split(":", 1)[1])
+                elif tag == "#EXT-X-DISCONTINUITY-SEQUENCE":
+                    self.discontinuity_sequence = int(line.split(":", 1)[1])
+                self.header.append(line)
+            elif line.startswith("#EXT"):
+                other.append(line)  # EXT-X-PROGRAM-DATE-TIME and the like, kept with the segment
+        if not self.segments:
+            raise BadRequest("a media playlist without segments")
+
+
+def hls_numbers(text, name):
+    """`I,J,…` as a set of whole numbers."""
+    if not text:
+        return set()
+    if not re.fullmatch(r"\d+(,\d+)*", text):
+        raise BadRequest("%s=%r is not a list like 1,3" % (name, text))
+    return {int(x) for x in text.split(",")}
+
+
+def hls_pairs(text, name):
+    """`I:N,J:M,…` as a dict {I: N}."""
+    if not text:
+        return {}
+    if not re.fullmatch(r"\d+:\d+(,\d+:\d+)*", text):
+        raise BadRequest("%s=%r is not a list like 2:1000" % (name, text))
+    return {int(a): int(b) for a, b in (pair.split(":") for pair in text.split(","))}
+
+
+# ---------------------------------------------------------------------------------------------
 
 class Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
@@ -170,6 +266,8 @@ class Server(http.server.ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.log = []
         self.first_seen = set()
+        self.counts = {}
+        self.clocks = {}
         super().__init__(("127.0.0.1", port), Handler)
 
     def server_bind(self):
@@ -191,6 +289,18 @@ class Server(http.server.ThreadingHTTPServer):
             if clear:
                 self.log.clear()
             return entries
+
+    def count(self, key):
+        """How many times `key` (a path with its query) has been asked for, this time included."""
+        with self.lock:
+            self.counts[key] = self.counts.get(key, 0) + 1
+            return self.counts[key]
+
+    def clock(self, key):
+        """Seconds since `key` (a live playlist's clock) was first asked for."""
+        now = time.monotonic()
+        with self.lock:
+            return now - self.clocks.setdefault(key, now)
 
     def is_first(self, key):
         """True the first time `key` (a path with its query) is asked for."""
@@ -248,6 +358,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.serve_file(urllib.parse.unquote("/".join(parts[2:])))
         elif first == "live" and len(parts) > 2:
             self.serve_live(urllib.parse.unquote("/".join(parts[2:])))
+        elif first == "hls" and len(parts) > 2:
+            self.serve_hls(urllib.parse.unquote("/".join(parts[2:])))
         elif first in ("redirect", "redirect301") and len(parts) > 3:
             self.serve_redirect(302 if first == "redirect" else 301, parts[2], "/".join(parts[3:]))
         elif path == "/redirect-loop":
@@ -401,8 +513,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def serve_file(self, relpath):
         path = self.resolve(relpath)
-        if path:
-            self.serve_source(FileSource(path), mime_for(path))
+        if not path:
+            return
+        # The HLS fault parameters (the /hls/ route writes them into segment and key URIs).
+        status = self.query.get("status")
+        if status is not None:
+            self.serve_status(status)
+            return
+        fail_first = self.qint("failfirst")
+        if fail_first and not self.head and self.server.count(self.path) <= fail_first:
+            self.send_text(500, "failing on purpose (failfirst=%d)\n" % fail_first)
+            return
+        if self.query.get("badkey") == "1":
+            if os.path.getsize(path) > HLS_FILE_LIMIT:
+                raise BadRequest("badkey=1 is for key files")
+            with open(path, "rb") as f:
+                self.serve_source(BytesSource(bytes(b ^ 0xFF for b in f.read())), mime_for(path))
+            return
+        self.serve_source(FileSource(path), mime_for(path))
 
     def serve_source(self, source, default_type):
         garbage_from = self.qint("garbage")
@@ -507,6 +635,194 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         body = live_body(audio, loops, metaint, titles, title_every, stream_url, charset)
         self.send_body(body, limit, rate)
+
+    # -- /hls/ -----------------------------------------------------------------------------------
+
+    def serve_hls(self, relpath):
+        path = self.resolve(relpath)
+        if not path:
+            return
+        if os.path.getsize(path) > HLS_FILE_LIMIT:
+            raise BadRequest("an /hls/ playlist may have at most %d bytes" % HLS_FILE_LIMIT)
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+        if not text.startswith("#EXTM3U"):
+            raise BadRequest("%s is not an M3U8 playlist" % relpath)
+        folder = posixpath.dirname(relpath.lstrip("/"))
+        if "#EXT-X-STREAM-INF" in text or "#EXT-X-MEDIA:" in text:
+            out = self.hls_master(text, folder, relpath.lstrip("/"))
+        else:
+            out = self.hls_media(HLSMediaPlaylist(text), folder, relpath.lstrip("/"))
+        self.serve_source(BytesSource(out.encode("utf-8")), "application/vnd.apple.mpegurl")
+
+    def hls_resolve(self, folder, uri):
+        """The root-relative path of a URI relative to the playlist, None for an absolute URL."""
+        if re.match(r"[a-zA-Z][a-zA-Z0-9+.-]*:", uri) or uri.startswith("/"):
+            return None
+        return posixpath.normpath(posixpath.join(folder, urllib.parse.unquote(uri.split("?", 1)[0])))
+
+    def hls_url(self, route, relpath, params):
+        return "/%s/%s%s" % (route, urllib.parse.quote(relpath), "?" + urllib.parse.urlencode(params) if params else "")
+
+    def hls_master(self, text, folder, relpath):
+        """Variant and rendition URIs go through /hls/ with this request's query, and with
+        master=<this playlist> so that the live variants of one master share one clock."""
+        params = [(k, v) for k, v in urllib.parse.parse_qsl(self.raw_query, keep_blank_values=True) if k != "master"]
+        params.append(("master", relpath))
+
+        def rewrite(uri, route="hls"):
+            target = self.hls_resolve(folder, uri)
+            if target is None:
+                return uri
+            return self.hls_url(route, target, params if route == "hls" else [])
+
+        lines, variant_next = [], False
+        for line in text.splitlines():
+            stripped = line.strip()
+            if stripped and not stripped.startswith("#") and variant_next:
+                line, variant_next = rewrite(stripped), False
+            elif stripped.startswith("#EXT-X-STREAM-INF"):
+                variant_next = True
+            elif stripped.startswith(("#EXT-X-MEDIA:", "#EXT-X-I-FRAME-STREAM-INF")):
+                line = HLS_URI_ATTRIBUTE.sub(lambda m: 'URI="%s"' % rewrite(m.group(1)), line)
+            elif stripped.startswith(("#EXT-X-SESSION-KEY", "#EXT-X-SESSION-DATA")):
+                line = HLS_URI_ATTRIBUTE.sub(lambda m: 'URI="%s"' % rewrite(m.group(1), "files"), line)
+            lines.append(line)
+        return "\n".join(lines) + "\n"
+
+    def hls_media(self, playlist, folder, relpath):
+        q = self.query
+        missing = hls_numbers(q.get("missing"), "missing")
+        fail = hls_pairs(q.get("fail"), "fail")
+        slow_applies = q.get("slowvariant") is None or q["slowvariant"] in relpath
+        slow = hls_pairs(q.get("slow"), "slow") if slow_applies else {}
+        slow_from = hls_pairs(q.get("slowfrom"), "slowfrom") if slow_applies else {}
+        if len(slow_from) > 1:
+            raise BadRequest("slowfrom=I:B takes one pair")
+        # Segment URLs carry a token of this playlist URL, so that each test's failfirst=
+        # counters are its own.
+        token = hashlib.sha256(self.path.encode("utf-8")).hexdigest()[:8]
+        badkey = q.get("badkey") == "1"
+        count = len(playlist.segments)
+        live = q.get("live") == "1"
+
+        if live:
+            window = self.qint("window", 3)
+            speed = self.qfloat("speed") or 1.0
+            first_sequence = self.qint("seq", 0)
+            end_after, stall = self.qint("endafter"), self.qfloat("stall")
+            if not 1 <= window <= HLS_WINDOW_LIMIT:
+                raise BadRequest("window=%d is not from 1 to %d" % (window, HLS_WINDOW_LIMIT))
+            if end_after == 0:
+                raise BadRequest("endafter=0 publishes nothing")
+            # One clock per stream: a master's variants share theirs (master= names the master).
+            clock_params = sorted((k, v) for k, v in urllib.parse.parse_qsl(self.raw_query, keep_blank_values=True)
+                                  if k != "master")
+            clock_key = (q.get("master") or relpath) + "?" + urllib.parse.urlencode(clock_params)
+            elapsed = self.server.clock(clock_key) * speed
+            if stall is not None:
+                elapsed = min(elapsed, stall)
+            numbers, ended = self.hls_live_window(playlist, window, first_sequence, end_after, elapsed)
+            sources = [playlist.segments[n % count] for n in numbers]
+            discontinuities = [self.hls_live_discontinuity(playlist, n, first_sequence) for n in numbers]
+            slid_out = sum(1 for m in range(first_sequence, numbers[0])
+                           if self.hls_live_discontinuity(playlist, m, first_sequence))
+            lines = [l for l in playlist.header if hls_tag(l) not in HLS_LIVE_DROPS]
+            lines.insert(1, "#EXT-X-MEDIA-SEQUENCE:%d" % numbers[0])
+            lines.insert(2, "#EXT-X-DISCONTINUITY-SEQUENCE:%d" % (playlist.discontinuity_sequence + slid_out))
+        else:
+            numbers = list(range(count))
+            sources, ended = playlist.segments, playlist.end_list
+            discontinuities = [s.discontinuity for s in sources]
+            lines = list(playlist.header)
+
+        last_key = last_map = None
+        for n, segment, discontinuity in zip(numbers, sources, discontinuities):
+            if discontinuity:
+                lines.append("#EXT-X-DISCONTINUITY")
+            key = self.hls_key_line(segment, folder, playlist, n if live else None, badkey)
+            if key is not None and key != last_key:
+                lines.append(key)
+                last_key = key
+            if segment.init_map is not None:
+                init_map = HLS_URI_ATTRIBUTE.sub(lambda m: 'URI="%s"' % self.hls_plain(folder, m.group(1)),
+                                                 segment.init_map)
+                if init_map != last_map:
+                    lines.append(init_map)
+                    last_map = init_map
+            if not live:
+                lines += segment.other  # a PROGRAM-DATE-TIME would be wrong in the loop
+            lines.append(segment.extinf)
+            if segment.byterange is not None:
+                lines.append("#EXT-X-BYTERANGE:%d@%d" % segment.byterange)
+            params = [("seg", n), ("pl", token)]
+            if n in missing:
+                params.append(("status", 404))
+            if n in fail:
+                params.append(("failfirst", fail[n]))
+            rate = slow.get(n)
+            if rate is None and slow_from:
+                start, from_rate = next(iter(slow_from.items()))
+                rate = from_rate if n >= start else None
+            if rate:
+                params.append(("trickle", rate))
+            target = self.hls_resolve(folder, segment.uri)
+            lines.append(segment.uri if target is None else self.hls_url("files", target, params))
+        if ended:
+            lines.append("#EXT-X-ENDLIST")
+        return "\n".join(lines) + "\n"
+
+    def hls_plain(self, folder, uri):
+        target = self.hls_resolve(folder, uri)
+        return uri if target is None else self.hls_url("files", target, [])
+
+    def hls_key_line(self, segment, folder, playlist, live_number, badkey):
+        """The segment's EXT-X-KEY with its URI on /files/ (badkey=1 asks for a wrong key). In a
+        live playlist a key without IV gets the IV of the VOD segment's own media sequence
+        number (RFC 8216 §5.2), since the live number differs."""
+        if segment.key is None:
+            return None
+        line = HLS_URI_ATTRIBUTE.sub(
+            lambda m: 'URI="%s"' % (self.hls_url("files", self.hls_resolve(folder, m.group(1)), [("badkey", 1)])
+                                    if badkey and self.hls_resolve(folder, m.group(1)) else
+                                    self.hls_plain(folder, m.group(1))), segment.key)
+        if live_number is not None and "METHOD=NONE" not in line and "IV=" not in line:
+            index = playlist.segments.index(segment)
+            line += ",IV=0x%032x" % (playlist.media_sequence + index)
+        return line
+
+    @staticmethod
+    def hls_live_discontinuity(playlist, n, first_sequence):
+        """Live segment n follows a discontinuity: the loop wraps there, or its VOD segment has one."""
+        count = len(playlist.segments)
+        return (n > first_sequence and n % count == 0) or playlist.segments[n % count].discontinuity
+
+    @staticmethod
+    def hls_live_window(playlist, window, first_sequence, end_after, elapsed):
+        """The media sequence numbers in the window after `elapsed` seconds of media time, and
+        whether the stream has ended. The first `window` segments are there from the start; each
+        later one appears once its own EXTINF more has elapsed."""
+        durations = [s.duration for s in playlist.segments]
+        count, cycle = len(durations), sum(durations)
+        if cycle <= 0:
+            raise BadRequest("a live playlist needs segments that last")
+        last = first_sequence + window - 1
+        if cycle > 0 and elapsed > 2 * cycle:  # skip whole loops at once
+            loops = int(elapsed // cycle) - 1
+            last += loops * count
+            elapsed -= loops * cycle
+        while True:
+            if end_after is not None and last - first_sequence + 1 >= end_after:
+                break
+            duration = durations[(last + 1) % count]
+            if duration > elapsed:
+                break
+            elapsed -= duration
+            last += 1
+        ended = end_after is not None and last - first_sequence + 1 >= end_after
+        if ended:
+            last = first_sequence + end_after - 1
+        return list(range(max(first_sequence, last - window + 1), last + 1)), ended
 
 
 def icy_block(title, stream_url, charset):
@@ -982,6 +1298,9 @@ def run_self_test(t, root):
                 data += chunk
             t.equal(data.partition(b"\r\n\r\n")[2][:20000], (body * 4)[:20000], "endless live loops the file")
 
+        # -- /hls/ ----------------------------------------------------------------------------------
+        run_hls_self_test(t, root, get, port)
+
         # -- /log ---------------------------------------------------------------------------------
         get("/log?clear=1")
         get("/files/a.mp3", [("Range", "bytes=10-"), ("User-Agent", "SelfTest/1")])
@@ -1031,6 +1350,155 @@ def run_self_test(t, root):
     t.equal((bad.returncode, bad.stdout), (2, b""), "a missing --root fails without printing a port")
     t.check(b"not a directory" in bad.stderr, "a missing --root says why")
     print("self-test took %.2f s" % (time.monotonic() - started))
+
+
+def hls_lines(body):
+    """A served media playlist: (header tags, [(uri, discontinuity before it, key line)], ended)."""
+    header, segments, discontinuity, key, ended = {}, [], False, None, False
+    for line in body.decode("utf-8").splitlines():
+        if line.startswith("#EXT-X-MEDIA-SEQUENCE:") or line.startswith("#EXT-X-DISCONTINUITY-SEQUENCE:") \
+                or line.startswith("#EXT-X-TARGETDURATION:"):
+            name, _, value = line.partition(":")
+            header[name[1:]] = int(value)
+        elif line == "#EXT-X-DISCONTINUITY":
+            discontinuity = True
+        elif line.startswith("#EXT-X-KEY:"):
+            key = line
+        elif line == "#EXT-X-ENDLIST":
+            ended = True
+        elif line and not line.startswith("#"):
+            segments.append((line, discontinuity, key))
+            discontinuity = False
+    return header, segments, ended
+
+
+def run_hls_self_test(t, root, get, port):
+    # Three segments of 1, 1 and 0.5 s (MEDIA-SEQUENCE 5, one key with no IV), a second variant
+    # without a key, and a master with both and a rendition.
+    seg = [bytes([k]) * (600 + 100 * k) for k in range(3)]
+    key = bytes(range(16))
+    os.makedirs(os.path.join(root, "hls", "a"))
+    os.makedirs(os.path.join(root, "hls", "b"))
+    for k, data in enumerate(seg):
+        for folder in ("a", "b"):
+            with open(os.path.join(root, "hls", folder, "s%d.ts" % k), "wb") as f:
+                f.write(data)
+    with open(os.path.join(root, "hls", "a", "key.bin"), "wb") as f:
+        f.write(key)
+    durations = ["1.000", "1.000", "0.500"]
+    body = ["#EXTM3U", "#EXT-X-VERSION:3", "#EXT-X-TARGETDURATION:1", "#EXT-X-MEDIA-SEQUENCE:5",
+            "#EXT-X-PLAYLIST-TYPE:VOD", '#EXT-X-KEY:METHOD=AES-128,URI="key.bin"']
+    for k in range(3):
+        body += ["#EXTINF:%s," % durations[k], "s%d.ts" % k]
+    with open(os.path.join(root, "hls", "a", "index.m3u8"), "w") as f:
+        f.write("\n".join(body + ["#EXT-X-ENDLIST"]) + "\n")
+    with open(os.path.join(root, "hls", "b", "index.m3u8"), "w") as f:
+        f.write("\n".join([l for l in body if "KEY" not in l and "MEDIA-SEQ" not in l] + ["#EXT-X-ENDLIST"]) + "\n")
+    with open(os.path.join(root, "hls", "master.m3u8"), "w") as f:
+        f.write('#EXTM3U\n#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="g",NAME="x",URI="b/index.m3u8"\n'
+                '#EXT-X-STREAM-INF:BANDWIDTH=2000,CODECS="mp4a.40.2",AUDIO="g"\na/index.m3u8\n'
+                '#EXT-X-STREAM-INF:BANDWIDTH=1000\nb/index.m3u8\n')
+
+    # VOD pass-through: segments and the key through /files/, everything else as written.
+    r = get("/hls/hls/a/index.m3u8")
+    header, segments, ended = hls_lines(r.body)
+    t.equal((r.status, r.headers.get("content-type"), header, ended),
+            (200, "application/vnd.apple.mpegurl", {"EXT-X-TARGETDURATION": 1, "EXT-X-MEDIA-SEQUENCE": 5}, True),
+            "/hls/ VOD playlist")
+    token = hashlib.sha256(b"/hls/hls/a/index.m3u8").hexdigest()[:8]
+    t.equal([u for u, _, _ in segments], ["/files/hls/a/s%d.ts?seg=%d&pl=%s" % (k, k, token) for k in range(3)],
+            "/hls/ VOD segment URIs")
+    t.equal({k for _, _, k in segments}, {'#EXT-X-KEY:METHOD=AES-128,URI="/files/hls/a/key.bin"'}, "/hls/ key URI")
+    t.equal([get(u).body for u, _, _ in segments], seg, "/hls/ VOD segments serve the files")
+    t.equal(get("/files/hls/a/key.bin").body, key, "the key")
+
+    # missing, fail, slow, slowfrom, badkey.
+    _, segments, _ = hls_lines(get("/hls/hls/a/index.m3u8?missing=0,2&fail=1:2&badkey=1").body)
+    t.equal([get(u).status for u, _, _ in segments], [404, 500, 404], "missing=0,2 and the first fail=1:2")
+    t.equal([get(segments[1][0]).status, get(segments[1][0]).status], [500, 200], "fail=1:2: the third GET works")
+    key_uri = re.search(r'URI="([^"]*)"', segments[0][2]).group(1)
+    t.equal((key_uri, get(key_uri).body), ("/files/hls/a/key.bin?badkey=1", bytes(b ^ 0xFF for b in key)), "badkey=1")
+    _, segments, _ = hls_lines(get("/hls/hls/a/index.m3u8?slow=1:4000").body)
+    t.equal(["trickle=4000" in u for u, _, _ in segments], [False, True, False], "slow=1:4000")
+    before = time.monotonic()
+    t.equal(get(segments[1][0]).body, seg[1], "slow segment body")
+    t.check(time.monotonic() - before >= (700 - 200) / 4000 * 0.95, "slow=1:4000 is paced")
+    _, segments, _ = hls_lines(get("/hls/hls/a/index.m3u8?slowfrom=1:9000").body)
+    t.equal(["trickle=9000" in u for u, _, _ in segments], [False, True, True], "slowfrom=1:9000")
+    for query in ("fail=x", "missing=1;2", "slow=1", "live=1&window=0", "live=1&endafter=0", "slowfrom=1:2,3:4"):
+        t.equal(get("/hls/hls/a/index.m3u8?" + query).status, 400, "/hls/ refuses %s" % query)
+    t.equal(get("/hls/hls/a/s0.ts").status, 400, "/hls/ of a file that is no playlist")
+    t.equal(get("/hls/hls/nothing.m3u8").status, 404, "/hls/ of a missing playlist")
+
+    # A master passes its query on, with master= for the shared live clock.
+    r = get("/hls/hls/master.m3u8?live=1&slowvariant=a/&slow=0:5000")
+    lines = r.body.decode().splitlines()
+    q = "live=1&slowvariant=a%2F&slow=0%3A5000&master=hls%2Fmaster.m3u8"
+    t.equal((lines[1], lines[3], lines[5]),
+            ('#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="g",NAME="x",URI="/hls/hls/b/index.m3u8?%s"' % q,
+             "/hls/hls/a/index.m3u8?" + q, "/hls/hls/b/index.m3u8?" + q), "master rewritten")
+    _, a, _ = hls_lines(get(lines[3]).body)
+    _, b, _ = hls_lines(get(lines[5]).body)
+    t.equal((["trickle" in u for u, _, _ in a], ["trickle" in u for u, _, _ in b]),
+            ([True, False, False], [False, False, False]), "slowvariant=a/ slows only a's playlist")
+
+    # The live window, computed: 1, 1, 0.5 s segments looped; window 2 from sequence 0.
+    playlist = HLSMediaPlaylist(open(os.path.join(root, "hls", "a", "index.m3u8")).read())
+    for elapsed, end_after, expected in ((0, None, ([0, 1], False)), (0.49, None, ([0, 1], False)),
+                                         (0.5, None, ([1, 2], False)), (1.5, None, ([2, 3], False)),
+                                         (2.5, None, ([3, 4], False)), (3.0, None, ([4, 5], False)),
+                                         (2.5 * 100 + 0.5, None, ([301, 302], False)),
+                                         (0, 1, ([0], True)), (0.5, 4, ([1, 2], False)), (1.5, 4, ([2, 3], True)),
+                                         (99, 4, ([2, 3], True))):
+        t.equal(Handler.hls_live_window(playlist, 2, 0, end_after, elapsed), expected,
+                "live window after %s s, endafter=%s" % (elapsed, end_after))
+
+    # The live playlist itself, at 50 times real time: a 1-s segment every 20 ms.
+    def poll(query, until, seconds=5.0):
+        deadline, seen = time.monotonic() + seconds, []
+        while True:
+            seen.append(hls_lines(get("/hls/hls/a/index.m3u8?" + query).body))
+            if until(seen[-1]) or time.monotonic() > deadline:
+                return seen
+            time.sleep(0.01)
+
+    seen = poll("live=1&window=2&speed=50&x=1", lambda s: s[0]["EXT-X-MEDIA-SEQUENCE"] >= 5)
+    header, segments, ended = seen[0]
+    t.equal((header, ended), ({"EXT-X-TARGETDURATION": 1, "EXT-X-MEDIA-SEQUENCE": 0, "EXT-X-DISCONTINUITY-SEQUENCE": 0},
+                              False), "live: the first window")
+    t.equal([re.search(r"IV=0x([0-9a-f]+)", k).group(1)[-2:] for _, _, k in segments], ["05", "06"],
+            "live: implicit IVs made explicit with the VOD sequence numbers")
+    starts = [h["EXT-X-MEDIA-SEQUENCE"] for h, _, _ in seen]
+    t.check(starts == sorted(starts) and starts[-1] >= 5, "live: the window advances (%s)" % starts[-8:])
+    t.check(not any(e for _, _, e in seen), "live: no ENDLIST")
+    for header, segments, _ in seen:
+        first = header["EXT-X-MEDIA-SEQUENCE"]
+        numbers = [int(re.search(r"seg=(\d+)", u).group(1)) for u, _, _ in segments]
+        files = [re.search(r"/s(\d)\.ts", u).group(1) for u, _, _ in segments]
+        t.equal((numbers, files, [d for _, d, _ in segments]),
+                ([first, first + 1], [str(first % 3), str((first + 1) % 3)], [n % 3 == 0 and n > 0 for n in numbers]),
+                "live window at %d: numbers, files, a discontinuity at each wrap" % first)
+        t.equal(header["EXT-X-DISCONTINUITY-SEQUENCE"], len([m for m in range(1, first) if m % 3 == 0]),
+                "live window at %d: the discontinuity sequence" % first)
+    seen = poll("live=1&window=2&speed=50&endafter=4", lambda s: s[2])
+    t.equal(([u.split("?")[0][-6:] for u, _, _ in seen[-1][1]], seen[-1][2]), (["/s2.ts", "/s0.ts"], True),
+            "endafter=4: ENDLIST after the fourth segment")
+    time.sleep(0.1)
+    t.equal(hls_lines(get("/hls/hls/a/index.m3u8?live=1&window=2&speed=50&endafter=4").body), seen[-1],
+            "endafter=4: the window stops")
+    seen = poll("live=1&window=2&speed=50&stall=1", lambda s: False, seconds=0.3)
+    t.equal(({h["EXT-X-MEDIA-SEQUENCE"] for h, _, _ in seen[-5:]}, any(e for _, _, e in seen)), ({1}, False),
+            "stall=1: the window stops after 1 s of media, without ENDLIST")
+    header, segments, _ = hls_lines(get("/hls/hls/a/index.m3u8?live=1&window=3&seq=7").body)
+    t.equal((header["EXT-X-MEDIA-SEQUENCE"], [re.search(r"/s(\d)\.ts", u).group(1) for u, _, _ in segments],
+             [d for _, d, _ in segments]), (7, ["1", "2", "0"], [False, False, True]),
+            "seq=7: live segment n is VOD segment n mod 3")
+    # The variants of one live master share its clock: b's first window is as far on as a's.
+    lines = get("/hls/hls/master.m3u8?live=1&window=2&speed=10").body.decode().splitlines()
+    hls_lines(get(lines[3]).body)
+    time.sleep(0.5)
+    t.check(hls_lines(get(lines[5]).body)[0]["EXT-X-MEDIA-SEQUENCE"] >= 3,
+            "a live master's variants share one clock")
 
 
 def main():

@@ -83,6 +83,94 @@ final class HTTPTestServerTests: XCTestCase {
         }
     }
 
+    /// The `/hls/` route on the ts-64k fixture (5 segments: 2.02, 2.00, 2.00, 2.00 and 0.023 s):
+    /// VOD faults (a missing segment answers 404, a failing one 500 and then the file), and a
+    /// live window at 20 times real time that advances, marks the wrap with a discontinuity
+    /// and counts it in EXT-X-DISCONTINUITY-SEQUENCE once it slid out, and ends with ENDLIST
+    /// after `endafter` segments.
+    func testHLSRouteFaultsAndLiveWindow() async throws {
+        let server = try HTTPTestServer()
+        defer { server.stop() }
+        let playlist = "hls/ts-64k/index.m3u8"
+        let folder = fixturesDirectory + "/hls/ts-64k/"
+        XCTAssertEqual(server.hlsURL(playlist, ["missing": "1", "fail": "2:1"]),
+                       server.url("hls/hls/ts-64k/index.m3u8?fail=2:1&missing=1"))
+
+        let (text, response) = try await fetch(server.hlsURL(playlist, ["missing": "1", "fail": "2:1"]))
+        XCTAssertEqual(response.value(forHTTPHeaderField: "Content-Type"), "application/vnd.apple.mpegurl")
+        let vod = HLSWindow(text)
+        XCTAssertEqual(vod.segments.count, 5)
+        XCTAssertTrue(vod.ended)
+        let (first, _) = try await fetch(server.url(vod.segments[0]))
+        XCTAssertEqual(first, try readWholeFile(folder + "seg0.ts"))
+        let (_, missing) = try await fetch(server.url(vod.segments[1]))
+        XCTAssertEqual(missing.statusCode, 404)
+        let (_, failed) = try await fetch(server.url(vod.segments[2]))
+        XCTAssertEqual(failed.statusCode, 500)
+        let (retried, second) = try await fetch(server.url(vod.segments[2]))
+        XCTAssertEqual(second.statusCode, 200)
+        XCTAssertEqual(retried, try readWholeFile(folder + "seg2.ts"))
+
+        // Live: poll until segment 6 leads the window (the wrap at 5 has slid out and back in).
+        let live = server.hlsURL(playlist, ["live": "1", "window": "3", "speed": "20"])
+        var windows: [HLSWindow] = []
+        let deadline = ContinuousClock.now + .seconds(15)
+        while windows.last.map({ $0.mediaSequence < 6 }) ?? true, ContinuousClock.now < deadline {
+            windows.append(HLSWindow(try await fetch(live).0))
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        XCTAssertEqual(windows.first?.mediaSequence, 0)
+        XCTAssertEqual(windows.first?.segments.map { $0.components(separatedBy: "?")[0] },
+                       ["/files/hls/ts-64k/seg0.ts", "/files/hls/ts-64k/seg1.ts", "/files/hls/ts-64k/seg2.ts"])
+        XCTAssertGreaterThanOrEqual(windows.last?.mediaSequence ?? 0, 6, "the live window did not advance")
+        XCTAssertEqual(windows.map(\.mediaSequence), windows.map(\.mediaSequence).sorted())
+        for window in windows {
+            XCTAssertFalse(window.ended)
+            XCTAssertEqual(window.targetDuration, 2)
+            // Segment 5 is seg0.ts again, after a discontinuity, counted once it slid out.
+            let numbers = window.mediaSequence..<(window.mediaSequence + window.segments.count)
+            XCTAssertEqual(window.discontinuityBefore, numbers.map { $0 > 0 && $0 % 5 == 0 }, "window at \(window.mediaSequence)")
+            XCTAssertEqual(window.discontinuitySequence, max(0, window.mediaSequence - 1) / 5)
+            XCTAssertEqual(window.segments.map { $0.components(separatedBy: "?")[0] },
+                           numbers.map { "/files/hls/ts-64k/seg\($0 % 5).ts" })
+        }
+
+        // endafter=4: ENDLIST once four segments are out, and the window stays.
+        let ending = server.hlsURL(playlist, ["live": "1", "window": "3", "speed": "50", "endafter": "4"])
+        var last = HLSWindow(try await fetch(ending).0)
+        while !last.ended, ContinuousClock.now < deadline + .seconds(5) {
+            try await Task.sleep(for: .milliseconds(20))
+            last = HLSWindow(try await fetch(ending).0)
+        }
+        XCTAssertTrue(last.ended)
+        XCTAssertEqual(last.mediaSequence, 1)
+        XCTAssertEqual(last.segments.count, 3)
+    }
+
+    /// What the HLS test reads from a served media playlist.
+    private struct HLSWindow {
+        var mediaSequence = 0, discontinuitySequence = 0, targetDuration = 0
+        var segments: [String] = [], discontinuityBefore: [Bool] = []
+        var ended = false
+
+        init(_ body: [UInt8]) {
+            var discontinuity = false
+            for line in String(decoding: body, as: UTF8.self).split(separator: "\n").map(String.init) {
+                let value = Int(line.split(separator: ":").last ?? "") ?? 0
+                if line.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") { mediaSequence = value }
+                else if line.hasPrefix("#EXT-X-DISCONTINUITY-SEQUENCE:") { discontinuitySequence = value }
+                else if line.hasPrefix("#EXT-X-TARGETDURATION:") { targetDuration = value }
+                else if line == "#EXT-X-DISCONTINUITY" { discontinuity = true }
+                else if line == "#EXT-X-ENDLIST" { ended = true }
+                else if !line.isEmpty, !line.hasPrefix("#") {
+                    segments.append(line)
+                    discontinuityBefore.append(discontinuity)
+                    discontinuity = false
+                }
+            }
+        }
+    }
+
     /// One GET through URLSession (no cache), with a 10 s timeout.
     private func fetch(_ url: String, headers: [String: String] = [:]) async throws -> ([UInt8], HTTPURLResponse) {
         var request = URLRequest(url: try XCTUnwrap(URL(string: url)), cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 10)

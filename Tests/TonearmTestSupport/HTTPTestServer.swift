@@ -107,6 +107,26 @@ public final class HTTPTestServer: @unchecked Sendable {
         "\(scheme)://127.0.0.1:\(port)/" + (pathAndQuery.hasPrefix("/") ? String(pathAndQuery.dropFirst()) : pathAndQuery)
     }
 
+    /// A playlist under the root through the `/hls/` route, which rewrites it: `parameters`
+    /// are the route's (`live`, `window`, `speed`, `seq`, `endafter`, `stall`, `missing`,
+    /// `fail`, `slow`, `slowfrom`, `slowvariant`, `badkey`; Tests/TestServers/README.md), in
+    /// the order of their names, so that the same call gives the same URL, and with it the same
+    /// live clock and fault counters on the server.
+    ///
+    /// ```swift
+    /// server.hlsURL("hls/ts-64k/index.m3u8", ["live": "1", "window": "3", "speed": "10"])
+    /// // http://127.0.0.1:<port>/hls/hls/ts-64k/index.m3u8?live=1&speed=10&window=3
+    /// ```
+    public func hlsURL(_ playlist: String, _ parameters: [String: String] = [:]) -> String {
+        var allowed = CharacterSet.urlQueryAllowed
+        allowed.remove(charactersIn: "&=+?")
+        let query = parameters.sorted { $0.key < $1.key }.map { key, value in
+            key + "=" + (value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)
+        }
+        let path = playlist.hasPrefix("/") ? String(playlist.dropFirst()) : playlist
+        return url("hls/" + path + (query.isEmpty ? "" : "?" + query.joined(separator: "&")))
+    }
+
     /// The requests the server has received so far, in order (requests for `/log` excepted):
     /// each has `method` and `path` (with its query, as sent) and, when the request had them,
     /// `Range`, `Icy-MetaData` and `User-Agent`. `clear` empties the log after reading it.
