@@ -729,8 +729,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             slid_out = sum(1 for m in range(first_sequence, numbers[0])
                            if self.hls_live_discontinuity(playlist, m, first_sequence))
             lines = [l for l in playlist.header if hls_tag(l) not in HLS_LIVE_DROPS]
-            lines.insert(1, "#EXT-X-MEDIA-SEQUENCE:%d" % numbers[0])
-            lines.insert(2, "#EXT-X-DISCONTINUITY-SEQUENCE:%d" % (playlist.discontinuity_sequence + slid_out))
+            lines += ["#EXT-X-MEDIA-SEQUENCE:%d" % numbers[0],
+                      "#EXT-X-DISCONTINUITY-SEQUENCE:%d" % (playlist.discontinuity_sequence + slid_out)]
         else:
             numbers = list(range(count))
             sources, ended = playlist.segments, playlist.end_list
