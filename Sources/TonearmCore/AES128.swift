@@ -55,14 +55,14 @@ public struct AES128: Sendable {
     /// Encrypts one 16-byte block in place (the bare cipher, FIPS-197 §5.1).
     public func encryptBlock(_ block: inout SIMD16<UInt8>) {
         withUnsafeMutableBytes(of: &block) { b in
-            withKeys(encrypting: true) { t, k in Self.encrypt(b.baseAddress!, b.baseAddress!, t, k) }
+            withKeys(encrypting: true) { t, k in Self.crypt(b.baseAddress!, b.baseAddress!, t, k, inverse: false) }
         }
     }
 
     /// Decrypts one 16-byte block in place (the inverse cipher, FIPS-197 §5.3).
     public func decryptBlock(_ block: inout SIMD16<UInt8>) {
         withUnsafeMutableBytes(of: &block) { b in
-            withKeys(encrypting: false) { t, k in Self.decrypt(b.baseAddress!, b.baseAddress!, t, k) }
+            withKeys(encrypting: false) { t, k in Self.crypt(b.baseAddress!, b.baseAddress!, t, k, inverse: true) }
         }
     }
 
@@ -88,7 +88,7 @@ public struct AES128: Sendable {
                         var i = 0
                         while i < data.count {
                             let cipher = s.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self)
-                            Self.decrypt(s + i, o + i, tables, keys)
+                            Self.crypt(s + i, o + i, tables, keys, inverse: true)
                             let plain = o.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self) ^ previous
                             o.storeBytes(of: plain, toByteOffset: i, as: SIMD16<UInt8>.self)
                             previous = cipher
@@ -131,7 +131,7 @@ public struct AES128: Sendable {
                     while i < buffer.count {
                         chain ^= p.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self)
                         p.storeBytes(of: chain, toByteOffset: i, as: SIMD16<UInt8>.self)
-                        Self.encrypt(p + i, p + i, tables, keys)
+                        Self.crypt(p + i, p + i, tables, keys, inverse: false)
                         chain = p.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self)
                         i += 16
                     }
@@ -163,58 +163,37 @@ public struct AES128: Sendable {
         p.storeBytes(of: value.bigEndian, toByteOffset: offset, as: UInt32.self)
     }
 
-    /// One block, each column a big-endian word. A middle round is four lookups per column
-    /// in tables that combine SubBytes, ShiftRows and MixColumns (FIPS-197 §5.1; the tables
-    /// are described with `AESTables`); the last round has no MixColumns.
+    /// One block, each column a big-endian word: the cipher (FIPS-197 §5.1) or, with
+    /// `inverse`, the equivalent inverse cipher (§5.3.5) with the decryption round keys. A
+    /// middle round is four lookups per column in tables that combine SubBytes, ShiftRows and
+    /// MixColumns (or their inverses; described with `AESTables`); the last round has no
+    /// MixColumns. Output column c takes row r from column c + r, or c − r when inverting, so
+    /// the inverse swaps the columns rows 1 and 3 come from.
     @inline(__always)
-    private static func encrypt(_ src: UnsafeRawPointer, _ dst: UnsafeMutableRawPointer,
-                                _ t: UnsafePointer<UInt32>, _ k: UnsafePointer<UInt32>) {
+    private static func crypt(_ src: UnsafeRawPointer, _ dst: UnsafeMutableRawPointer,
+                              _ t: UnsafePointer<UInt32>, _ k: UnsafePointer<UInt32>, inverse: Bool) {
         var s0 = load(src, 0) ^ k[0], s1 = load(src, 4) ^ k[1], s2 = load(src, 8) ^ k[2], s3 = load(src, 12) ^ k[3]
-        let t0 = t, t1 = t + 256, t2 = t + 512, t3 = t + 768
+        let t0 = t + (inverse ? AESTables.inverseOffset : 0), t1 = t0 + 256, t2 = t0 + 512, t3 = t0 + 768
         var rk = k + 4
+        @inline(__always) func column(_ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: UInt32) -> UInt32 {
+            let (row1, row3) = inverse ? (d, b) : (b, d)
+            return t0[Int(a >> 24)] ^ t1[Int(row1 >> 16 & 0xFF)] ^ t2[Int(c >> 8 & 0xFF)] ^ t3[Int(row3 & 0xFF)]
+        }
         for _ in 1..<10 {
-            let a0 = t0[Int(s0 >> 24)] ^ t1[Int(s1 >> 16 & 0xFF)] ^ t2[Int(s2 >> 8 & 0xFF)] ^ t3[Int(s3 & 0xFF)] ^ rk[0]
-            let a1 = t0[Int(s1 >> 24)] ^ t1[Int(s2 >> 16 & 0xFF)] ^ t2[Int(s3 >> 8 & 0xFF)] ^ t3[Int(s0 & 0xFF)] ^ rk[1]
-            let a2 = t0[Int(s2 >> 24)] ^ t1[Int(s3 >> 16 & 0xFF)] ^ t2[Int(s0 >> 8 & 0xFF)] ^ t3[Int(s1 & 0xFF)] ^ rk[2]
-            let a3 = t0[Int(s3 >> 24)] ^ t1[Int(s0 >> 16 & 0xFF)] ^ t2[Int(s1 >> 8 & 0xFF)] ^ t3[Int(s2 & 0xFF)] ^ rk[3]
+            let a0 = column(s0, s1, s2, s3) ^ rk[0], a1 = column(s1, s2, s3, s0) ^ rk[1]
+            let a2 = column(s2, s3, s0, s1) ^ rk[2], a3 = column(s3, s0, s1, s2) ^ rk[3]
             s0 = a0; s1 = a1; s2 = a2; s3 = a3
             rk += 4
         }
-        let sb = t + AESTables.sboxOffset
+        let sb = t + (inverse ? AESTables.inverseSboxOffset : AESTables.sboxOffset)
         @inline(__always) func last(_ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: UInt32) -> UInt32 {
-            sb[Int(a >> 24)] << 24 | sb[Int(b >> 16 & 0xFF)] << 16 | sb[Int(c >> 8 & 0xFF)] << 8 | sb[Int(d & 0xFF)]
+            let (row1, row3) = inverse ? (d, b) : (b, d)
+            return sb[Int(a >> 24)] << 24 | sb[Int(row1 >> 16 & 0xFF)] << 16 | sb[Int(c >> 8 & 0xFF)] << 8 | sb[Int(row3 & 0xFF)]
         }
         store(dst, 0, last(s0, s1, s2, s3) ^ rk[0])
         store(dst, 4, last(s1, s2, s3, s0) ^ rk[1])
         store(dst, 8, last(s2, s3, s0, s1) ^ rk[2])
         store(dst, 12, last(s3, s0, s1, s2) ^ rk[3])
-    }
-
-    /// The equivalent inverse cipher (FIPS-197 §5.3.5): the same shape as `encrypt`, with the
-    /// inverse tables, InvShiftRows taking its bytes from the other direction, and the
-    /// decryption round keys.
-    @inline(__always)
-    private static func decrypt(_ src: UnsafeRawPointer, _ dst: UnsafeMutableRawPointer,
-                                _ t: UnsafePointer<UInt32>, _ k: UnsafePointer<UInt32>) {
-        var s0 = load(src, 0) ^ k[0], s1 = load(src, 4) ^ k[1], s2 = load(src, 8) ^ k[2], s3 = load(src, 12) ^ k[3]
-        let t0 = t + AESTables.inverseOffset, t1 = t0 + 256, t2 = t0 + 512, t3 = t0 + 768
-        var rk = k + 4
-        for _ in 1..<10 {
-            let a0 = t0[Int(s0 >> 24)] ^ t1[Int(s3 >> 16 & 0xFF)] ^ t2[Int(s2 >> 8 & 0xFF)] ^ t3[Int(s1 & 0xFF)] ^ rk[0]
-            let a1 = t0[Int(s1 >> 24)] ^ t1[Int(s0 >> 16 & 0xFF)] ^ t2[Int(s3 >> 8 & 0xFF)] ^ t3[Int(s2 & 0xFF)] ^ rk[1]
-            let a2 = t0[Int(s2 >> 24)] ^ t1[Int(s1 >> 16 & 0xFF)] ^ t2[Int(s0 >> 8 & 0xFF)] ^ t3[Int(s3 & 0xFF)] ^ rk[2]
-            let a3 = t0[Int(s3 >> 24)] ^ t1[Int(s2 >> 16 & 0xFF)] ^ t2[Int(s1 >> 8 & 0xFF)] ^ t3[Int(s0 & 0xFF)] ^ rk[3]
-            s0 = a0; s1 = a1; s2 = a2; s3 = a3
-            rk += 4
-        }
-        let sb = t + AESTables.inverseSboxOffset
-        @inline(__always) func last(_ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: UInt32) -> UInt32 {
-            sb[Int(a >> 24)] << 24 | sb[Int(b >> 16 & 0xFF)] << 16 | sb[Int(c >> 8 & 0xFF)] << 8 | sb[Int(d & 0xFF)]
-        }
-        store(dst, 0, last(s0, s3, s2, s1) ^ rk[0])
-        store(dst, 4, last(s1, s0, s3, s2) ^ rk[1])
-        store(dst, 8, last(s2, s1, s0, s3) ^ rk[2])
-        store(dst, 12, last(s3, s2, s1, s0) ^ rk[3])
     }
 }
 

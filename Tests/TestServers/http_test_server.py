@@ -525,10 +525,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_text(500, "failing on purpose (failfirst=%d)\n" % fail_first)
             return
         if self.query.get("badkey") == "1":
-            if os.path.getsize(path) > HLS_FILE_LIMIT:
-                raise BadRequest("badkey=1 is for key files")
-            with open(path, "rb") as f:
-                self.serve_source(BytesSource(bytes(b ^ 0xFF for b in f.read())), mime_for(path))
+            key = self.read_whole(relpath, HLS_FILE_LIMIT, "a badkey=1 file")
+            self.serve_source(BytesSource(bytes(b ^ 0xFF for b in key)), mime_for(path))
             return
         self.serve_source(FileSource(path), mime_for(path))
 
@@ -594,14 +592,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
             text = "#EXTM3U\n#EXTINF:-1,%s\n%s\n#EXTINF:-1,Dummy second entry\n%s\n" % (title, url, dummy)
         self.serve_source(BytesSource(text.encode("utf-8")), mime_for(path))
 
-    def serve_live(self, relpath):
+    def read_whole(self, relpath, limit, what):
+        """The bytes of a file under the root that a route holds in memory (None after 403/404)."""
         path = self.resolve(relpath)
         if not path:
-            return
-        if os.path.getsize(path) > LIVE_FILE_LIMIT:
-            raise BadRequest("a /live/ file may have at most %d bytes" % LIVE_FILE_LIMIT)
+            return None
+        if os.path.getsize(path) > limit:
+            raise BadRequest("%s may have at most %d bytes" % (what, limit))
         with open(path, "rb") as f:
-            audio = f.read()
+            return f.read()
+
+    def serve_live(self, relpath):
+        audio = self.read_whole(relpath, LIVE_FILE_LIMIT, "a /live/ file")
+        if audio is None:
+            return
         loops = self.qint("loops")
         charset = CHARSETS.get(self.query.get("charset", "utf-8").lower())
         if charset is None:
@@ -620,7 +624,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         def icy(name):
             return self.query.get(name, ICY_DEFAULTS[name]).encode(charset, "replace")
 
-        headers = [("Content-Type", self.content_type(mime_for(path))),
+        headers = [("Content-Type", self.content_type(mime_for(relpath))),
                    ("icy-name", icy("name")), ("icy-genre", icy("genre")), ("icy-br", icy("br")),
                    ("icy-description", icy("description")), ("icy-url", icy("url")),
                    ("icy-pub", "0"), ("Cache-Control", "no-cache")]
@@ -639,13 +643,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
     # -- /hls/ -----------------------------------------------------------------------------------
 
     def serve_hls(self, relpath):
-        path = self.resolve(relpath)
-        if not path:
+        data = self.read_whole(relpath, HLS_FILE_LIMIT, "an /hls/ playlist")
+        if data is None:
             return
-        if os.path.getsize(path) > HLS_FILE_LIMIT:
-            raise BadRequest("an /hls/ playlist may have at most %d bytes" % HLS_FILE_LIMIT)
-        with open(path, "rb") as f:
-            text = f.read().decode("utf-8", "replace")
+        text = data.decode("utf-8", "replace")
         if not text.startswith("#EXTM3U"):
             raise BadRequest("%s is not an M3U8 playlist" % relpath)
         folder = posixpath.dirname(relpath.lstrip("/"))
@@ -728,8 +729,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             slid_out = sum(1 for m in range(first_sequence, numbers[0])
                            if self.hls_live_discontinuity(playlist, m, first_sequence))
             lines = [l for l in playlist.header if hls_tag(l) not in HLS_LIVE_DROPS]
-            lines.insert(1, "#EXT-X-MEDIA-SEQUENCE:%d" % numbers[0])
-            lines.insert(2, "#EXT-X-DISCONTINUITY-SEQUENCE:%d" % (playlist.discontinuity_sequence + slid_out))
+            lines += ["#EXT-X-MEDIA-SEQUENCE:%d" % numbers[0],
+                      "#EXT-X-DISCONTINUITY-SEQUENCE:%d" % (playlist.discontinuity_sequence + slid_out)]
         else:
             numbers = list(range(count))
             sources, ended = playlist.segments, playlist.end_list

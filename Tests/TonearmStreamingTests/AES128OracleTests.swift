@@ -6,18 +6,6 @@ import XCTest
 /// TonearmCore's AES-128-CBC against OpenSSL, and on the encrypted HLS fixtures (ffmpeg's own
 /// encryption in hls/aes, OpenSSL's with two keys and implicit IVs in hls/aes-rotate).
 final class AES128OracleTests: XCTestCase {
-    /// A fixed-seed generator, so that a failure repeats.
-    private struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     /// `openssl enc -aes-128-cbc` (PKCS#7 padding, its default) encrypts random data of
@@ -27,7 +15,7 @@ final class AES128OracleTests: XCTestCase {
         let openssl = try requireTool("openssl")
         let dir = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        var rng = SplitMix(state: 20)
+        var rng = SeededGenerator(seed: 20)
         for length in [0, 1, 15, 16, 17, 31, 32, 33, 188, 1000, 18236, 65_541] {
             let key = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
             let iv = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
