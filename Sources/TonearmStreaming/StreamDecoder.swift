@@ -656,6 +656,8 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
             pcm.removeAll(keepingCapacity: true)
             pcmStart = 0
             ended = false
+            // What the parser holds from before the seek is dropped with it.
+            makeParser(hint: nil)
             return nil
         }
         guard let stream else { return nil }

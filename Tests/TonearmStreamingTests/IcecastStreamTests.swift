@@ -182,14 +182,6 @@ final class IcecastStreamTests: XCTestCase {
         }
     }
 
-    final class Locked<T>: @unchecked Sendable {
-        private let lock = NSLock()
-        private var v: T
-        init(_ v: T) { self.v = v }
-        func set(_ new: T) { lock.withLock { v = new } }
-        var value: T { lock.withLock { v } }
-    }
-
     /// A chained Ogg Opus station (no ICY blocks on Ogg): `tonearm stream --no-play` reports
     /// each link's title from its comments, in order, and records the bytes the source sent.
     func testAnOggChainsTitlesAreEvents() throws {
