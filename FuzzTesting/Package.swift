@@ -40,6 +40,8 @@ let package = Package(
                           swiftSettings: fuzzSettings),
         .executableTarget(name: "FuzzStreaming", dependencies: ["FuzzSupport", .product(name: "Tonearm", package: root)],
                           swiftSettings: fuzzSettings),
+        .executableTarget(name: "FuzzHLS", dependencies: ["FuzzSupport", .product(name: "Tonearm", package: root)],
+                          swiftSettings: fuzzSettings),
     ] + ["FuzzChunkedDecode", "FuzzSyncDecode", "FuzzMP4Decode", "FuzzFLACDecode", "FuzzOggDecode",
         "FuzzMatroskaDecode"].map { name in
         .executableTarget(name: name, dependencies: ["FuzzSupport", .product(name: "Tonearm", package: root)],

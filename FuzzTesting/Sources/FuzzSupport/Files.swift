@@ -28,6 +28,8 @@ public enum InputLimit {
     public static let decoders = 48 << 10
     /// FuzzStreaming's: ICY blocks, playlists and HTTP heads are short.
     public static let streaming = 4 << 10
+    /// FuzzHLS's: a master playlist, or a media playlist of a few dozen segments.
+    public static let hls = 8 << 10
     /// The decode targets': a few dozen packets of any codec.
     public static let decode = 16 << 10
 }

@@ -539,7 +539,7 @@ public final class HLSStream: @unchecked Sendable {
 
     /// The type of a segment without an initialisation section: MPEG-TS by its sync bytes,
     /// packed audio by the frames after its ID3 tag. nil: the parser's probe decides.
-    package static func sniff(_ bytes: [UInt8]) -> AudioFileTypeID? {
+    public static func sniff(_ bytes: [UInt8]) -> AudioFileTypeID? {
         if bytes.count >= 189 && bytes[0] == 0x47 && bytes[188] == 0x47 { return "mp2t" }
         if bytes.count >= 193 && bytes[4] == 0x47 && bytes[192] == 0x47 { return "mp2t" }
         var i = 0
