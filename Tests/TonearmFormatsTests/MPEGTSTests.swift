@@ -360,6 +360,22 @@ final class MPEGTSTests: XCTestCase {
         }
     }
 
+    /// The FFmpeg backend's TS fixture (MP2, 44.1 kHz) is parsed natively: every packet's size
+    /// and duration as ffprobe says.
+    func testFFmpegFolderFileIsNative() throws {
+        let path = fixturesDirectory + "/ffmpeg/mp2_in_ts.ts"
+        let g = try XCTUnwrap(Golden(fixture: path)).raw
+        let file = try AudioFile(path: path)
+        XCTAssertEqual(try file.fileType, .mpegTS)
+        XCTAssertEqual(try file.dataFormat.formatID, .mpegLayer2)
+        let golden = g["packets"] as! [[Any]]
+        XCTAssertEqual(try file.properties.packetTable?.map { Int($0.dataByteSize) }, golden.map { ($0[2] as! NSNumber).intValue })
+        let pts = try XCTUnwrap(try file.properties.packetTimestamps)
+        for (k, p) in golden.enumerated() {
+            if let t = p[0] as? NSNumber { XCTAssertEqual(Double(pts[k]) * 90000 / 44100, Double(t.intValue - 126000), accuracy: 2, "packet \(k)") }
+        }
+    }
+
     /// The magic: 188, 192 and 204-byte packets are recognised from their first bytes; other
     /// bytes that begin with 0x47 are not.
     func testProbe() throws {
