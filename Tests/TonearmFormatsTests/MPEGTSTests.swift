@@ -50,18 +50,9 @@ enum MPEGTSKit {
     static var fixtures: [String] { fixtureFiles("mpegts", extensions: ["ts", "m2ts"]) }
     static func path(_ name: String) -> String { fixturesDirectory + "/mpegts/" + name }
 
-    /// Every packet through AudioFile, as separate arrays.
+    /// Every packet through AudioFile, as separate arrays (the Matroska tests' reader).
     static func readAll(_ file: AudioFile, chunk: Int = 16) throws -> [[UInt8]] {
-        let n = try file.audioDataPacketCount
-        var out: [[UInt8]] = []
-        var k: Int64 = 0
-        while k < n {
-            let (data, descriptions) = try file.readPacketData(startingAt: k, count: chunk)
-            let d = try XCTUnwrap(descriptions)
-            for p in d { out.append(Array(data[Int(p.startOffset)..<Int(p.startOffset) + Int(p.dataByteSize)])) }
-            k += Int64(d.count)
-        }
-        return out
+        try MatroskaKit.readAll(file, chunk: chunk)
     }
 
     /// The packets of a push run, each as its own array, with the notifications in order.
