@@ -2,7 +2,7 @@
 // libFuzzer targets for Tonearm's parsers and decoders. Build with
 //   swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
 // and run e.g. `.build/release/FuzzParsers -max_total_time=60 -max_len=8193 corpus-FuzzParsers/`.
-// Each family has a parse target (FuzzChunked, FuzzSync, FuzzMP4, FuzzFLAC, FuzzOgg, FuzzMatroska) and a
+// Each family has a parse target (FuzzChunked, FuzzSync, FuzzMP4, FuzzFLAC, FuzzOgg, FuzzMatroska, FuzzMPEGTS) and a
 // decode target (the same name + Decode). `./seed-corpora` seeds them from the fixtures.
 // .ci/run builds the decode targets and FuzzDecoders a second time, into .build-decode,
 // without comparison tracing (add -Xswiftc -sanitize-coverage=edge,indirect-calls,
@@ -38,12 +38,14 @@ let package = Package(
                           swiftSettings: fuzzSettings),
         .executableTarget(name: "FuzzMatroska", dependencies: ["FuzzSupport", .product(name: "Tonearm", package: root)],
                           swiftSettings: fuzzSettings),
+        .executableTarget(name: "FuzzMPEGTS", dependencies: ["FuzzSupport", .product(name: "Tonearm", package: root)],
+                          swiftSettings: fuzzSettings),
         .executableTarget(name: "FuzzStreaming", dependencies: ["FuzzSupport", .product(name: "Tonearm", package: root)],
                           swiftSettings: fuzzSettings),
         .executableTarget(name: "FuzzHLS", dependencies: ["FuzzSupport", .product(name: "Tonearm", package: root)],
                           swiftSettings: fuzzSettings),
     ] + ["FuzzChunkedDecode", "FuzzSyncDecode", "FuzzMP4Decode", "FuzzFLACDecode", "FuzzOggDecode",
-        "FuzzMatroskaDecode"].map { name in
+        "FuzzMatroskaDecode", "FuzzMPEGTSDecode"].map { name in
         .executableTarget(name: name, dependencies: ["FuzzSupport", .product(name: "Tonearm", package: root)],
                           swiftSettings: fuzzSettings)
     }

@@ -62,6 +62,8 @@ public struct AudioFileTypeID: RawRepresentable, Hashable, Sendable, Comparable,
     public static let matroska: Self = "mkv "
     /// 'webm': WebM, Matroska's subset for the web (a Tonearm extension).
     public static let webM: Self = "webm"
+    /// 'mp2t': MPEG transport stream (188-, 192- and 204-byte packets), a Tonearm extension.
+    public static let mpegTS: Self = "mp2t"
 }
 
 /// A data format, as Apple's `AudioFormatID`.

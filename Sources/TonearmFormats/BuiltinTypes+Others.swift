@@ -5,7 +5,7 @@ extension FormatRegistry {
     /// probe's: formats with exact magic first, the sync-word formats (ADTS, MPEG) last.
     static func additionalBuiltinTypes() -> [FileTypeInfo] {
         var types = aiffTypes() + wave64Types() + cafTypes() + auTypes()
-            + mp4Types() + flacTypes() + oggTypes() + matroskaTypes() + amrTypes() + ac3Types() + adtsTypes() + mpegTypes()
+            + mp4Types() + flacTypes() + oggTypes() + matroskaTypes() + mpegTSTypes() + amrTypes() + ac3Types() + adtsTypes() + mpegTypes()
         #if FFmpeg
         types += ffmpegTypes()
         #endif

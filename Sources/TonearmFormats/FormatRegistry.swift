@@ -90,6 +90,10 @@ public enum FormatRegistry {
     public static let probeSize = 64
     /// Bytes every probe sees before a stream is refused.
     public static let minimumProbeSize = 12
+    /// Bytes a magic that must see several packets (MPEG-TS: four of up to 204 bytes) may
+    /// ask for: the random-access probe reads this many, and a push stream's probe waits
+    /// for them while that magic says `.needMore`.
+    public static let longProbeSize = 4 * 204 + 4
     /// The most bytes of leading ID3v2 tags a push stream holds while it probes what follows
     /// them (16 MiB, the largest tag the framed parsers read). A longer run of tags is
     /// dropped as it arrives, and the parser starts at the first byte after it.
@@ -165,18 +169,21 @@ public enum FormatRegistry {
         if content.count < minimumProbeSize && !isEndOfStream { return .needMore }
         let head = Array(content)
         var wantsMore = false
+        var holdUntil = probeSize
         for info in types where !afterTags || info.readsLeadingID3v2 {
             switch info.magic?(head, isEndOfStream) {
             case .match(let t):
                 // An earlier type that cannot tell yet may still claim the bytes (FLAC after
                 // a tag, before MPEG audio): its answer comes first.
-                if wantsMore && !isEndOfStream && head.count < probeSize { return .needMore }
+                if wantsMore && !isEndOfStream && head.count < holdUntil { return .needMore }
                 return .match(t)
-            case .needMore: wantsMore = true
+            case .needMore:
+                wantsMore = true
+                if info.type == .mpegTS { holdUntil = longProbeSize }
             case .noMatch, nil: break
             }
         }
-        return wantsMore && !isEndOfStream && head.count < probeSize ? .needMore : .noMatch
+        return wantsMore && !isEndOfStream && head.count < holdUntil ? .needMore : .noMatch
     }
 
     /// True when `head` has `text`'s bytes at `offset`.
@@ -244,16 +251,16 @@ public enum FormatRegistry {
             at += total
         }
         #if FFmpeg
-        let long = try source.read(at: at, count: max(probeSize, ffmpegProbeSize))
-        let head = Array(long.prefix(probeSize))
+        let long = try source.read(at: at, count: max(longProbeSize, ffmpegProbeSize))
+        let head = Array(long.prefix(longProbeSize))
         #else
-        let head = try source.read(at: at, count: probeSize)
+        let head = try source.read(at: at, count: longProbeSize)
         let long = head
         #endif
         if at == 0 && head.isEmpty { return nil }
         let r = identify(content: head[...], afterTags: at > 0, isEndOfStream: true, hint: hint,
                          pathExtension: source.pathExtension, mimeType: source.mimeType, longContent: long[...])
-        guard r == .noMatch, head.count == probeSize else { return r }
+        guard r == .noMatch, head.count >= probeSize else { return r }
         // Nothing knew the first bytes: the MPEG sync scan looks further.
         return mpegSyncScan(try source.read(at: at, count: syncScanSize + 4 * 2881)[...], isEndOfStream: true)
     }

@@ -22,6 +22,9 @@ public enum InputLimit {
     /// Matroska's header elements (EBML header, SeekHead, Info, Tracks with a Vorbis or Opus
     /// CodecPrivate) take a few KB before the first Cluster.
     public static let matroska = 16 << 10
+    /// MPEG-TS: tables, then PES packets spread over 188-byte packets; 16 KiB holds some 80
+    /// of them, a few dozen audio frames.
+    public static let mpegTS = 16 << 10
     /// FuzzParsers', after its first byte.
     public static let anyType = 8 << 10
     /// FuzzDecoders': its ALAC seeds hold four packets of up to 4096 24-bit stereo frames.

@@ -4,11 +4,10 @@ import TonearmFFmpeg
 
 extension AudioFileTypeID {
     // Tonearm's names for containers only FFmpeg reads (Apple has none). Matroska and WebM
-    // ('mkv ', 'webm') are Tonearm's own (Matroska/), declared in TonearmCore.
+    // ('mkv ', 'webm') and MPEG-TS ('mp2t') are Tonearm's own (Matroska/, MPEGTS/),
+    // declared in TonearmCore.
     /// 'asf ': ASF, the container of WMA files.
     public static let asf: Self = "asf "
-    /// 'mp2t': MPEG transport stream.
-    public static let mpegTS: Self = "mp2t"
     /// 'APE ': Monkey's Audio.
     public static let ape: Self = "APE "
     /// 'wvpk': WavPack.
@@ -28,7 +27,6 @@ extension FormatRegistry {
     /// name, libavformat's demuxer, extensions, MIME types.
     static let ffmpegContainers: [(AudioFileTypeID, String, String?, [String], [String])] = [
         (.asf, "ASF (Windows Media)", "asf", ["wma", "asf", "wmv"], ["audio/x-ms-wma", "video/x-ms-asf", "video/x-ms-wmv"]),
-        (.mpegTS, "MPEG transport stream", "mpegts", ["ts", "m2ts", "mts"], ["video/mp2t", "audio/mp2t"]),
         (.ape, "Monkey's Audio", "ape", ["ape"], ["audio/x-ape", "audio/ape"]),
         (.wavPack, "WavPack", "wv", ["wv"], ["audio/x-wavpack", "audio/wavpack"]),
         (.tta, "True Audio", "tta", ["tta"], ["audio/x-tta", "audio/tta"]),
@@ -52,9 +50,9 @@ extension FormatRegistry {
     /// reads, or nil (MPEG audio and the types Tonearm reads are left to its own parsers).
     static func ffmpegProbe(_ head: ArraySlice<UInt8>, pathExtension: String?) -> AudioFileTypeID? {
         guard let (name, score) = FFmpegDemuxer.probe(Array(head), pathExtension: pathExtension), score > 25 else { return nil }
-        // MPEG audio and Matroska/WebM are Tonearm's own parsers' (a Matroska file that
+        // MPEG audio, Matroska/WebM and MPEG-TS are Tonearm's own parsers' (a file that
         // their magic did not take is not one libavformat should read for them either).
-        if name == "mp3" || name.hasPrefix("matroska") { return nil }
+        if name == "mp3" || name.hasPrefix("matroska") || name == "mpegts" { return nil }
         let first = name.split(separator: ",").first.map(String.init) ?? name
         return ffmpegContainers.first { $0.2 == first || $0.2 == name }?.0 ?? .ffmpeg
     }
