@@ -511,7 +511,6 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
                 }
                 try makeConverter()
             }
-            if hls != nil && segmentRecordsPackets { recordPackets(data, count: count, descriptions: descriptions) }
             if tableChanged, let converter, var table = parser.properties?.packetTableInfo {
                 tableChanged = false
                 table = decodedFrames(table)
@@ -525,6 +524,8 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
                 }
                 return
             }
+            // Recorded once, as they are decoded (held packets come back through here).
+            if hls != nil && segmentRecordsPackets { recordPackets(data, count: count, descriptions: descriptions) }
             try appendOutput { (out) throws(AudioError) in
                 try converter.convert(packets: data, count: count, descriptions: descriptions, into: &out)
             }

@@ -27,10 +27,15 @@ final class HLSStreamTests: XCTestCase {
     /// Decodes a presentation to its end as float32 at its first format's rate, as a player
     /// reads it (at most `seconds`, at most `limit` frames).
     private func decode(_ url: String, options: HLSStream.Options = HLSStream.Options(), seekTo: Double? = nil,
-                        seconds: Double = 60, limit: Int = 10_000_000) throws -> Decoded
+                        recordTo recording: String? = nil, seconds: Double = 60, limit: Int = 10_000_000) throws -> Decoded
     {
         let decoder = StreamDecoder(hls: HLSStream(url: url, options: options))
-        defer { decoder.close() }
+        let recorder = try recording.map { try StreamRecorder(path: $0) }
+        decoder.recorder = recorder
+        defer {
+            decoder.close()
+            recorder?.close()
+        }
         let events = Locked<[StreamDecoder.Event]>([])
         decoder.onEvent = { e in events.update { $0.append(e) } }
         try decoder.open(timeout: 20)
@@ -114,6 +119,110 @@ final class HLSStreamTests: XCTestCase {
     func testPackedMP3MatchesFFmpeg() throws {
         let d = try decode(url("packed-mp3"))
         assertMatchesFFmpeg(d, try ffmpegDecode(url("packed-mp3"), rate: d.format.sampleRate, channels: 2), tolerance: 1e-4)
+    }
+
+    /// MPEG-TS segments (the native demuxer), in the clear, encrypted by ffmpeg (explicit IV),
+    /// encrypted with two keys and the IV from the media sequence number, and as byte ranges
+    /// of one file: all decode to the same frames as ffmpeg's, as many as the golden says.
+    func testTransportStreamSegmentsPlainEncryptedAndRangedMatchFFmpeg() throws {
+        for name in ["ts-128k", "ts-64k", "aes", "aes-rotate", "byterange"] {
+            let d = try decode(url(name))
+            XCTAssertEqual(d.format.sampleRate, 44100, name)
+            XCTAssertEqual(d.frames, try goldenFrames(name), name)
+            assertMatchesFFmpeg(d, try ffmpegDecode(url(name), rate: 44100, channels: 2))
+            XCTAssertEqual(d.events.filter { if case .discontinuity = $0 { return true } else { return false } }.count, 0, name)
+        }
+    }
+
+    /// A wrong key fails a VOD presentation (the padding does not check out) instead of
+    /// playing noise.
+    func testAWrongKeyIsAnError() throws {
+        var options = HLSStream.Options()
+        options.retryDelay = 0.02
+        XCTAssertThrowsError(try decode(url("aes", ["badkey": "1"]), options: options)) { e in
+            XCTAssertEqual((e as? AudioError)?.category, .malformed, "\(e)")
+            XCTAssertTrue((e as? AudioError)?.message.contains("segment 0") == true, "\(e)")
+        }
+    }
+
+    /// `EXT-X-DISCONTINUITY` with a change from 44.1 to 48 kHz: the decoder starts over at the
+    /// boundary (an event at its frame), the first part is ffmpeg's sample for sample, and the
+    /// second plays resampled to the client's 44.1 kHz, as long as the playlist says.
+    func testDiscontinuityWithARateChange() throws {
+        let d = try decode(url("disc"))
+        XCTAssertEqual(d.format.sampleRate, 44100)
+        let golden = try golden("disc")
+        let parts = try XCTUnwrap(golden["parts"] as? [[String: Any]], "\(golden.keys)")
+        let first = try XCTUnwrap(parts[0]["frames"] as? Int), second = try XCTUnwrap(parts[1]["frames"] as? Int)
+        let boundaries = d.events.compactMap { e -> Int64? in if case .discontinuity(let frame) = e { return frame } else { return nil } }
+        XCTAssertEqual(boundaries, [Int64(first)], "\(d.events)")
+        let resampled = Double(second) * 44100 / 48000
+        XCTAssertEqual(Double(d.frames), Double(first) + resampled, accuracy: 2, "frames")
+        let theirs = try ffmpegDecode(url("disc"), rate: 44100, channels: 2)
+        var worst: Float = 0
+        for i in 0..<(first * 2) { worst = max(worst, abs(d.samples[i] - theirs[i])) }
+        XCTAssertLessThan(worst, 1e-5, "the 44.1 kHz part")
+    }
+
+    /// A master playlist: the first playable variant plays (the AC-3 one is never chosen),
+    /// and when its segments come slower than they play, the client switches down to the
+    /// 64 kbit/s variant at a segment boundary, with events for both, and with no frame
+    /// lost or repeated: the length is the presentation's, and each side of the switch is
+    /// its variant's audio.
+    func testVariantsStartWithTheFirstAndSwitchDownWhenSlow() throws {
+        let d = try decode(server.hlsURL("hls/master.m3u8", ["slowvariant": "128k", "slowfrom": "1:12000"]))
+        let choices = d.events.compactMap { e -> (HLSVariantChoice, Int64)? in
+            if case .variant(let v, let frame) = e { return (v, frame) } else { return nil }
+        }
+        XCTAssertEqual(choices.map(\.0.index), [0, 1], "\(d.events)")
+        XCTAssertEqual(choices.map(\.0.bandwidth), [141594, 73057])
+        XCTAssertEqual(choices.last?.0.previous, 0)
+        XCTAssertEqual(d.frames, try goldenFrames("ts-128k"))
+        guard choices.count == 2 else { return }
+        let switchFrame = Int(choices[1].1)
+        // Segments 0 and 1 came from the high variant: the switch is at segment 2.
+        XCTAssertEqual(Double(switchFrame), (2.020133 + 1.996922) * 44100, accuracy: 1)
+        let high = try ffmpegDecode(url("ts-128k"), rate: 44100, channels: 2)
+        let low = try ffmpegDecode(url("ts-64k"), rate: 44100, channels: 2)
+        var worstHigh: Float = 0
+        for i in 0..<(switchFrame * 2) { worstHigh = max(worstHigh, abs(d.samples[i] - high[i])) }
+        XCTAssertLessThan(worstHigh, 1e-5, "before the switch")
+        // After it, the low variant's audio at the same time: the decoder went on with the
+        // high variant's state, so the noise of its PNS bands is drawn differently from
+        // ffmpeg's, and the samples match in energy, not one by one. A frame early or late
+        // would leave most of the signal in the difference.
+        func relativeError(lag: Int) -> Double {
+            var error = 0.0, energy = 0.0
+            for i in ((switchFrame + 2048) * 2)..<(d.samples.count - 4096) {
+                let theirs = Double(low[i + lag * 2])
+                error += (Double(d.samples[i]) - theirs) * (Double(d.samples[i]) - theirs)
+                energy += theirs * theirs
+            }
+            return error / energy
+        }
+        let aligned = relativeError(lag: 0)
+        // Measured: 9e-6 aligned, 2.2 a frame off either way.
+        XCTAssertLessThan(aligned, 1e-4, "after the switch")
+        XCTAssertGreaterThan(min(relativeError(lag: 1024), relativeError(lag: -1024)), 1, "a frame off")
+    }
+
+    // MARK: Recording
+
+    /// `--record` on MPEG-TS segments writes the AAC as an ADTS stream: the bytes ffmpeg's
+    /// own stream copy writes from the same playlist. fMP4 segments are recorded as they come,
+    /// the init section first: a fragmented MP4.
+    func testRecordingWritesAnElementaryStreamOrFragmentedMP4() throws {
+        let ffmpeg = try requireTool("ffmpeg")
+        let dir = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        _ = try decode(url("ts-64k"), recordTo: dir + "/ts.aac")
+        let theirs = try runToolData(ffmpeg, ["-v", "error", "-allowed_extensions", "ALL", "-i", url("ts-64k"), "-c", "copy",
+                                              "-f", "adts", "-"])
+        XCTAssertEqual(try readWholeFile(dir + "/ts.aac"), theirs)
+        _ = try decode(url("fmp4"), recordTo: dir + "/cmaf.mp4")
+        var expected = try readWholeFile(fixturesDirectory + "/hls/fmp4/init.mp4")
+        for k in 0..<5 { expected += try readWholeFile(fixturesDirectory + "/hls/fmp4/seg\(k).m4s") }
+        XCTAssertEqual(try readWholeFile(dir + "/cmaf.mp4"), expected)
     }
 
     // MARK: Seeking

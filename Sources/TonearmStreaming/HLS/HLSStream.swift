@@ -41,6 +41,8 @@ public final class HLSStream: @unchecked Sendable {
         /// Variants whose BANDWIDTH exceeds this share of the measured throughput are not
         /// chosen.
         public var bandwidthSafety = 0.7
+        /// Segments played at a variant before the client may switch up from it.
+        public var segmentsBeforeUpSwitch = 4
         /// Divides every live timer (reloads, the stall bound): for tests against a server
         /// whose clock runs faster than real time.
         public var liveTimeScale = 1.0
@@ -99,6 +101,7 @@ public final class HLSStream: @unchecked Sendable {
     private var lastReload = Date()
     private var lastChange = Date()
     private var announcedVariant: Int?
+    private var segmentsSinceSwitch = 0
 
     public init(url: String, options: Options = Options()) {
         self.url = url
@@ -411,15 +414,18 @@ public final class HLSStream: @unchecked Sendable {
     }
 
     /// After a segment: moves to the best variant the throughput allows, from the next segment.
+    /// Down as soon as the current one does not fit; up only after
+    /// ``Options/segmentsBeforeUpSwitch`` segments at the current one, so that one fast
+    /// segment after a slow one does not make it swing back and forth.
     private func adaptVariant() {
+        segmentsSinceSwitch += 1
         guard options.fixedVariant == nil, variants.count > 1, let throughput, let current = condition.withLock({ variantIndex })
         else { return }
         let budget = throughput * options.bandwidthSafety
         let sorted = variants.indices.sorted { variants[$0].bandwidth < variants[$1].bandwidth }
         let best = sorted.last(where: { Double(variants[$0].bandwidth) <= budget }) ?? sorted[0]
         guard best != current else { return }
-        // Up only with a margin; down as soon as the current one does not fit.
-        if variants[best].bandwidth > variants[current].bandwidth && Double(variants[current].bandwidth) > budget { return }
+        if variants[best].bandwidth > variants[current].bandwidth && segmentsSinceSwitch < options.segmentsBeforeUpSwitch { return }
         guard let (p, url) = try? loadMedia(for: best) else { return }
         if url == condition.withLock({ mediaURL }) {
             condition.withLock { variantIndex = best }
@@ -445,6 +451,7 @@ public final class HLSStream: @unchecked Sendable {
         }
         needsRestart = true
         currentMap = nil
+        segmentsSinceSwitch = 0
     }
 
     /// The media playlist of a variant (its audio rendition's when it has one).
