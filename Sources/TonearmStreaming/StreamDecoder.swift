@@ -170,7 +170,10 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         if !formatDecided { currentDataFormat = parsed }
         let format = currentDataFormat
         // The title the file's own tags give (an Ogg stream's first link, an ID3 tag).
-        if lastTitle == nil, let title = parser.properties?.info.displayTitle { noteTitle(title, frame: 0) }
+        if lastTitle == nil, let title = parser.properties?.info.displayTitle {
+            if hls != nil { recordingTitles.insert((0, title), at: 0) }
+            noteTitle(title, frame: 0)
+        }
         events.append(.ready(format))
     }
 
@@ -440,7 +443,10 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
     /// each, MPEG audio and AC-3 as they are), at offsets that count what was written.
     /// Caller holds the lock.
     private func recordPackets(_ data: UnsafeRawBufferPointer, count: Int, descriptions: [PacketDescription]?) {
-        guard let recorder = currentRecorder, let format = parser.properties?.dataFormat else { return }
+        guard let recorder = currentRecorder, let format = parser.properties?.dataFormat else {
+            recordingTitles.removeAll { $0.packet < packetsDecoded + Int64(count) }
+            return
+        }
         var header: ADTSHeaderWriter?
         if [.mpeg4AAC, .mpeg4AAC_HE, .mpeg4AAC_HE_V2].contains(format.formatID) {
             guard let h = ADTSHeaderWriter(magicCookie: parser.properties?.magicCookie) else { return }
@@ -451,8 +457,15 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
                 try recorder.write(bytes, at: recordedBytes)
                 recordedBytes += Int64(bytes.count)
             }
+            var packet = packetsDecoded
             let ranges = descriptions.map { $0.map { Int($0.startOffset)..<Int($0.startOffset) + Int($0.dataByteSize) } } ?? [0..<data.count]
             for range in ranges where range.lowerBound >= 0 && range.upperBound <= data.count {
+                // A title splits the recording before the first packet after its tag.
+                while let next = recordingTitles.first, next.packet <= packet {
+                    recordingTitles.removeFirst()
+                    recorder.noteTitle(next.title, at: recordedBytes)
+                }
+                packet += 1
                 if let header {
                     let bytes = header.header(payloadLength: range.count)
                     try bytes.withBytes { raw throws(AudioError) in try write(raw) }
@@ -465,8 +478,12 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         }
     }
 
-    /// HLS: bytes written by ``recordPackets(_:count:descriptions:)``.
+    /// HLS: bytes written by ``recordPackets(_:count:descriptions:)``; packets the parser gave
+    /// and packets decoded; the titles to split the recording at, by the packet they precede.
     private var recordedBytes: Int64 = 0
+    private var packetsSeen: Int64 = 0
+    private var packetsDecoded: Int64 = 0
+    private var recordingTitles: [(packet: Int64, title: String)] = []
 
     /// Called with the lock held, from the parser inside `parse`.
     private func propertyFound(_ s: AudioFileStream, _ id: AudioFilePropertyID) {
@@ -480,8 +497,7 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         case .infoDictionary:
             // An Ogg chain's next link: its comments name what plays now.
             if let title = s.properties?.info.displayTitle {
-                // HLS: a timed ID3 title splits a recording where the packets after it begin.
-                if hls != nil && title != lastTitle { currentRecorder?.noteTitle(title, at: recordedBytes) }
+                if hls != nil && title != lastTitle { recordingTitles.append((packetsSeen, title)) }
                 noteTitle(title, frame: decodedFrames)
             }
         default:
@@ -489,7 +505,8 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         }
     }
 
-    private func decode(_ data: UnsafeRawBufferPointer, count: Int, descriptions: [PacketDescription]?) {
+    private func decode(_ data: UnsafeRawBufferPointer, count: Int, descriptions: [PacketDescription]?, held: Bool = false) {
+        if !held { packetsSeen += Int64(count) }
         do throws(AudioError) {
             if newParser {
                 // An HLS segment that does not continue the last one's bytes: the converter goes
@@ -525,7 +542,10 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
                 return
             }
             // Recorded once, as they are decoded (held packets come back through here).
-            if hls != nil && segmentRecordsPackets { recordPackets(data, count: count, descriptions: descriptions) }
+            if hls != nil {
+                if segmentRecordsPackets { recordPackets(data, count: count, descriptions: descriptions) }
+                packetsDecoded += Int64(count)
+            }
             try appendOutput { (out) throws(AudioError) in
                 try converter.convert(packets: data, count: count, descriptions: descriptions, into: &out)
             }
@@ -559,7 +579,7 @@ public final class StreamDecoder: StreamingFrameSource, @unchecked Sendable {
         let held = heldPackets
         heldPackets = []
         for p in held {
-            p.data.withUnsafeBytes { decode($0, count: p.count, descriptions: p.descriptions) }
+            p.data.withUnsafeBytes { decode($0, count: p.count, descriptions: p.descriptions, held: true) }
         }
     }
 

@@ -146,6 +146,36 @@ final class CLIStreamTests: XCTestCase {
         XCTAssertLessThan(frames, 22050 + 4096, "stopped within a period of the duration")
     }
 
+    /// HLS (issue 20): a master playlist whose high variant turns slow plays the first
+    /// variant, then the low one, with JSON events for both and a recording that is an ADTS
+    /// stream of every packet; played to a WAV through the file sink, the length is ffmpeg's.
+    func testHLSEventsRecordingAndPlayback() throws {
+        let s = try server()
+        let ffprobe = try requireTool("ffprobe")
+        let dir = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let url = s.hlsURL("hls/master.m3u8", ["slowvariant": "128k", "slowfrom": "1:12000", "test": "cli"])
+        let r = tonearm(["stream", url, "--no-play", "--json-events", "--record", dir + "/rec.aac"])
+        XCTAssertEqual(r.code, 0, r.err)
+        let events = try jsonLines(r.out)
+        XCTAssertEqual(events.first?["event"] as? String, "format")
+        XCTAssertEqual(events.first?["duration"] as? Double ?? 0, 8.03411, accuracy: 1e-6)
+        let variants = events.filter { $0["event"] as? String == "variant" }
+        XCTAssertEqual(variants.map { $0["index"] as? Int }, [0, 1], r.out)
+        XCTAssertEqual(variants.map { $0["bandwidth"] as? Int }, [141594, 73057])
+        XCTAssertEqual(variants.last?["previous"] as? Int, 0)
+        XCTAssertEqual(events.last?["event"] as? String, "ended")
+        XCTAssertEqual(events.last?["time"] as? Double ?? 0, 354304 / 44100, accuracy: 0.001)
+        let packets = try runTool(ffprobe, ["-v", "error", "-count_packets", "-select_streams", "a:0", "-show_entries",
+                                            "stream=codec_name,nb_read_packets", "-of", "csv=p=0", dir + "/rec.aac"])
+        XCTAssertEqual(packets.trimmingCharacters(in: .whitespacesAndNewlines), "aac,346")
+        let played = tonearm(["stream", s.hlsURL("hls/fmp4/index.m3u8"), "--output", dir + "/out.wav", "--quiet"])
+        XCTAssertEqual(played.code, 0, played.err)
+        let frames = try runTool(ffprobe, ["-v", "error", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", dir + "/out.wav"])
+        // The playlist's length (its EXTINFs add up to 8.03411 s), every frame ffmpeg decodes.
+        XCTAssertEqual(Int(frames.trimmingCharacters(in: .whitespacesAndNewlines)), 354304)
+    }
+
     func testClearErrorsForBadURLsAndOptions() throws {
         let s = try server()
         let notFound = tonearm(["stream", s.url("status/404"), "--no-play"])

@@ -225,6 +225,54 @@ final class HLSStreamTests: XCTestCase {
         XCTAssertEqual(try readWholeFile(dir + "/cmaf.mp4"), expected)
     }
 
+    /// Timed ID3 in MPEG-TS segments (the demuxer's 0x15 stream) gives title events at the
+    /// frames where they begin, and a recording split at them.
+    func testTimedID3TitlesAreEventsAndSplitARecording() throws {
+        let dir = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(atPath: dir + "/id3", withIntermediateDirectories: true)
+        try writeWholeFile(dir + "/id3/seg0.ts", try readWholeFile(fixturesDirectory + "/mpegts/id3.ts"))
+        try writeWholeFile(dir + "/id3/index.m3u8", Array("""
+            #EXTM3U
+            #EXT-X-TARGETDURATION:2
+            #EXT-X-PLAYLIST-TYPE:VOD
+            #EXTINF:1.408,
+            seg0.ts
+            #EXT-X-ENDLIST
+
+            """.utf8))
+        let local = try HTTPTestServer.starting(root: dir).get()
+        defer { local.stop() }
+        let decoder = StreamDecoder(hls: HLSStream(url: local.hlsURL("id3/index.m3u8")))
+        let recorder = try StreamRecorder(path: dir + "/show.aac", splitsAtTitles: true)
+        decoder.recorder = recorder
+        let titles = Locked<[String]>([])
+        decoder.onEvent = { e in if case .title(let t, _) = e { titles.update { $0.append(t) } } }
+        try decoder.open()
+        try decoder.setClientFormat(.float32(sampleRate: 48000, channels: 2, interleaved: true))
+        var chunk: [UInt8] = []
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            guard let n = try decoder.readAvailable(frames: 4096, into: &chunk) else { usleep(2000); continue }
+            if n == 0 && decoder.isAtEnd { break }
+        }
+        decoder.close()
+        recorder.close()
+        // The first tag names an artist (TPE1) too; the second a title alone.
+        XCTAssertEqual(titles.value, ["Tonearm Fixtures - Tonearm TS One", "Tonearm TS Two"])
+        XCTAssertEqual(recorder.files.map { ($0 as NSString).lastPathComponent },
+                       ["show-001 Tonearm Fixtures - Tonearm TS One.aac", "show-002 Tonearm TS Two.aac"])
+        // Each part is whole ADTS frames; together, every packet of the segment.
+        let ffprobe = try requireTool("ffprobe")
+        var packets = 0
+        for file in recorder.files {
+            let n = try runTool(ffprobe, ["-v", "error", "-count_packets", "-show_entries", "stream=nb_read_packets", "-of", "csv=p=0", file])
+            packets += Int(n.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        }
+        let golden = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: fixturesDirectory + "/mpegts/id3.json"))) as? [String: Any])
+        XCTAssertEqual(packets, (golden["packets"] as? [Any])?.count)
+    }
+
     // MARK: Seeking
 
     /// A seek lands in the segment holding the target and drops the frames before it: after
