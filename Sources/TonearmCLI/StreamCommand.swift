@@ -256,13 +256,7 @@ enum StreamCommand {
         defer { stream.close() }
         if let response = stream.response { report.connected(response) }
         stream.onEvent = { events.append($0) }
-        var recorder: StreamRecorder?
-        if let path = options.recordPath {
-            do throws(AudioError) { recorder = try StreamRecorder(path: path, splitsAtTitles: options.splitsRecordingAtTitles) } catch {
-                report.failed(error, url: path)
-                return 1
-            }
-        }
+        guard case .success(let recorder) = makeRecorder(options, report: report) else { return 1 }
         defer { recorder?.close() }
         var packets: Int64 = 0
         // Titles from the stream's own tags: an Ogg chain's next link brings new comments.
@@ -364,13 +358,7 @@ enum StreamCommand {
         hlsOptions.http = options.http
         let decoder = StreamDecoder(hls: HLSStream(url: url, options: hlsOptions), bufferSeconds: options.bufferSeconds)
         defer { decoder.close() }
-        var recorder: StreamRecorder?
-        if let path = options.recordPath {
-            do throws(AudioError) { recorder = try StreamRecorder(path: path, splitsAtTitles: options.splitsRecordingAtTitles) } catch {
-                report.failed(error, url: path)
-                return 1
-            }
-        }
+        guard case .success(let recorder) = makeRecorder(options, report: report) else { return 1 }
         defer { recorder?.close() }
         decoder.recorder = recorder
         let events = EventQueue<StreamDecoder.Event>()
@@ -414,6 +402,18 @@ enum StreamCommand {
         for e in events.take() { report.event(e, time: Double(frames) / rate, url: url) }
         if exitCode == 0 { report.ended(time: Double(frames) / rate, recorder: recorder) }
         return exitCode
+    }
+
+    /// The recorder `--record` asks for (nil without it); a failure to create its file is
+    /// reported.
+    private static func makeRecorder(_ options: StreamPlayer.Options, report: EventReporter) -> Result<StreamRecorder?, AudioError> {
+        guard let path = options.recordPath else { return .success(nil) }
+        do throws(AudioError) {
+            return .success(try StreamRecorder(path: path, splitsAtTitles: options.splitsRecordingAtTitles))
+        } catch {
+            report.failed(error, url: path)
+            return .failure(error)
+        }
     }
 
     private static func flushEvents(_ events: EventQueue<HTTPStream.Event>, report: EventReporter) {

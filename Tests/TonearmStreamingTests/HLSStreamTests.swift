@@ -306,6 +306,69 @@ final class HLSStreamTests: XCTestCase {
         XCTAssertEqual(Double(d.frames), (2.020136 + 1.996916) * 44100, accuracy: 1024)
     }
 
+    /// A VOD playlist with no segment ends at once; one that is not a playlist, or names no
+    /// codec Tonearm decodes, fails to open with its four-char code.
+    func testEmptyAndUnplayablePlaylists() throws {
+        let dir = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try writeWholeFile(dir + "/empty.m3u8", Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-ENDLIST\n".utf8))
+        try writeWholeFile(dir + "/ac3.m3u8", Array("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,CODECS=\"ac-3\"\nempty.m3u8\n".utf8))
+        try writeWholeFile(dir + "/text.m3u8", Array("hello\n".utf8))
+        let local = try HTTPTestServer.starting(root: dir).get()
+        defer { local.stop() }
+        let empty = HLSStream(url: local.url("files/empty.m3u8"))
+        defer { empty.close() }
+        try empty.open()
+        var chunk = [UInt8](repeating: 0, count: 64)
+        let got = try chunk.withUnsafeMutableBytes { try empty.read(into: $0, waitingUpTo: 5) }
+        XCTAssertEqual(got, .end)
+        for (name, code) in [("ac3", AudioError.Code.unsupportedFileType), ("text", .invalidFile)] {
+            XCTAssertThrowsError(try HLSStream(url: local.url("files/\(name).m3u8")).open(), name) {
+                XCTAssertEqual(($0 as? AudioError)?.code, code, "\($0)")
+            }
+        }
+    }
+
+    /// An `EXT-X-GAP` segment is silence of its duration, and what follows it plays as
+    /// after a discontinuity.
+    func testGapSegmentIsSilence() throws {
+        let dir = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for k in [0, 2] {
+            try writeWholeFile(dir + "/seg\(k).aac", try readWholeFile(fixturesDirectory + "/hls/packed/seg\(k).aac"))
+        }
+        try writeWholeFile(dir + "/gap.m3u8", Array("""
+            #EXTM3U
+            #EXT-X-TARGETDURATION:2
+            #EXTINF:2.020136,
+            seg0.aac
+            #EXT-X-GAP
+            #EXTINF:1.996916,
+            seg1.aac
+            #EXTINF:1.996916,
+            seg2.aac
+            #EXT-X-ENDLIST
+
+            """.utf8))
+        let local = try HTTPTestServer.starting(root: dir).get()
+        defer { local.stop() }
+        let d = try decode(local.url("files/gap.m3u8"))
+        let gapStart = 89088, gapFrames = 88064
+        XCTAssertEqual(d.frames, gapStart + gapFrames + 88064, "\(d.events)")
+        XCTAssertTrue(d.samples[(gapStart * 2)..<((gapStart + gapFrames) * 2)].allSatisfy { $0 == 0 })
+        XCTAssertEqual(d.events.compactMap { e -> Int64? in if case .discontinuity(let f) = e { return f } else { return nil } },
+                       [Int64(gapStart + gapFrames)])
+        // The segment after the gap, decoded from its start, is ffmpeg's after its first packets
+        // (in energy: a decoder that starts over draws other noise for the PNS bands).
+        let theirs = try ffmpegDecode(url("packed"), rate: 44100, channels: 2)
+        var error = 0.0, energy = 0.0
+        for i in ((gapStart + gapFrames + 2048) * 2)..<d.samples.count {
+            error += Double(d.samples[i] - theirs[i]) * Double(d.samples[i] - theirs[i])
+            energy += Double(theirs[i]) * Double(theirs[i])
+        }
+        XCTAssertLessThan(error / energy, 1e-4)
+    }
+
     /// Segments that fail twice and then work are retried and played whole.
     func testFailingSegmentsAreRetried() throws {
         var options = HLSStream.Options()

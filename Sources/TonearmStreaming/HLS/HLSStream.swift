@@ -281,10 +281,12 @@ public final class HLSStream: @unchecked Sendable {
             let (bytes, type, withInit) = try fetchWithRetries(segment, live: !current.hasEndList)
             let elapsed = max(1e-3, Date().timeIntervalSince(started))
             measure(bytes: bytes.count, seconds: elapsed, segmentDuration: segment.duration)
+            // After a gap (skipped or EXT-X-GAP segments) the bytes do not follow on either.
+            let afterGap = pendingSilence > 0 || !pendingSkipped.isEmpty
             var start = HLSSegmentStart(
                 sequence: segment.sequence, time: playTime, duration: segment.duration, fileType: type,
-                restartsParser: needsRestart || withInit || type != currentType || segment.discontinuity,
-                resetsDecoder: needsReset || segment.discontinuity || !pendingSkipped.isEmpty,
+                restartsParser: needsRestart || withInit || type != currentType || segment.discontinuity || afterGap,
+                resetsDecoder: needsReset || segment.discontinuity || afterGap,
                 silenceBefore: pendingSilence, skipped: pendingSkipped, title: segment.title,
                 programDateTime: segment.programDateTime, variant: nil)
             condition.withLock {
@@ -331,7 +333,7 @@ public final class HLSStream: @unchecked Sendable {
     /// The next segment is not listed: the end of a VOD playlist, or a live one to reload.
     private func waitForSegments(_ current: HLSMediaPlaylist) {
         if current.hasEndList {
-            if let last = current.segments.last, nextSequence > last.sequence || current.segments.isEmpty {
+            if current.segments.last.map({ nextSequence > $0.sequence }) ?? true {
                 // The trailing gaps' silence goes out as an empty segment before the end.
                 condition.withLock {
                     if pendingSilence > 0 || !pendingSkipped.isEmpty {
