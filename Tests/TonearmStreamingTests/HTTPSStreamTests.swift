@@ -37,6 +37,30 @@ final class HTTPSStreamTests: XCTestCase {
 
     let mp3 = "mp3dec/lame_cbr320_stereo.mp3"
 
+    /// HLS over TLS, through both clients: the playlists, the AES-128 key and the segments
+    /// all come over https, and every frame of the presentation is decoded.
+    func testHLSOverTLS() throws {
+        let s = try server()
+        for urlSession in clients {
+            var options = HLSStream.Options()
+            options.http = self.options(urlSession: urlSession)
+            let decoder = StreamDecoder(hls: HLSStream(url: s.hlsURL("hls/aes/index.m3u8"), options: options))
+            defer { decoder.close() }
+            try decoder.open()
+            try decoder.setClientFormat(.float32(sampleRate: 44100, channels: 2, interleaved: true))
+            var frames = 0
+            var chunk: [UInt8] = []
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline {
+                guard let n = try decoder.readAvailable(frames: 4096, into: &chunk) else { usleep(2000); continue }
+                if n == 0 && decoder.isAtEnd { break }
+                frames += n
+            }
+            // As ffmpeg decodes the playlist (Tests/Fixtures/hls/aes.json).
+            XCTAssertEqual(frames, 354304, "URLSession: \(urlSession)")
+        }
+    }
+
     func testReadsResumesAndSeeksOverTLS() throws {
         let s = try server()
         XCTAssertTrue(s.url("x").hasPrefix("https://"))
