@@ -82,9 +82,6 @@ enum StreamCommand {
         options.splitsRecordingAtTitles = a.has("--split")
         let report = EventReporter(console: console, json: a.has("--json-events"), quiet: a.has("--quiet"))
         if a.has("--no-play") {
-            if HLSStream.handles(url: url) {
-                return receiveHLS(url, options: options, seconds: seconds, report: report, console: console)
-            }
             return receive(url, options: options, seconds: seconds, report: report, console: console)
         }
         var plan = try PlayCommand.Plan(a)
@@ -248,7 +245,11 @@ enum StreamCommand {
         let events = EventQueue<HTTPStream.Event>()
         let stream: HTTPStream
         do throws(AudioError) {
-            stream = try StreamLocator.open(url, options: options.http)
+            switch try StreamLocator.locate(url, options: options.http) {
+            case .http(let s): stream = s
+            case .hls(let playlist):
+                return receiveHLS(playlist, options: options, seconds: seconds, report: report, session: session)
+            }
         } catch {
             report.failed(error, url: url)
             return 1
@@ -350,10 +351,8 @@ enum StreamCommand {
     /// Reads an HLS presentation without playing it: decoded (for the time received and the
     /// events) and recorded when asked, until the end, a failure, the duration or a signal.
     static func receiveHLS(_ url: String, options: StreamPlayer.Options, seconds: Double?, report: EventReporter,
-                           console: Console) -> Int32
+                           session: PlaybackSession) -> Int32
     {
-        let session = PlaybackSession(keys: nil)
-        defer { session.end() }
         var hlsOptions = options.hls
         hlsOptions.http = options.http
         let decoder = StreamDecoder(hls: HLSStream(url: url, options: hlsOptions), bufferSeconds: options.bufferSeconds)

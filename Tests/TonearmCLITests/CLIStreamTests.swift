@@ -169,6 +169,10 @@ final class CLIStreamTests: XCTestCase {
         let packets = try runTool(ffprobe, ["-v", "error", "-count_packets", "-select_streams", "a:0", "-show_entries",
                                             "stream=codec_name,nb_read_packets", "-of", "csv=p=0", dir + "/rec.aac"])
         XCTAssertEqual(packets.trimmingCharacters(in: .whitespacesAndNewlines), "aac,346")
+        // A PLS that points at an HLS playlist is followed to it.
+        let viaPLS = tonearm(["stream", s.url("playlist.pls?target=files/hls/packed/index.m3u8"), "--no-play", "--json-events"])
+        XCTAssertEqual(viaPLS.code, 0, viaPLS.err)
+        XCTAssertEqual(try jsonLines(viaPLS.out).last?["time"] as? Double ?? 0, 354304 / 44100, accuracy: 0.001, viaPLS.out)
         let played = tonearm(["stream", s.hlsURL("hls/fmp4/index.m3u8"), "--output", dir + "/out.wav", "--quiet"])
         XCTAssertEqual(played.code, 0, played.err)
         let frames = try runTool(ffprobe, ["-v", "error", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", dir + "/out.wav"])
