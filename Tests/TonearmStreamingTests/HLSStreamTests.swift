@@ -386,6 +386,8 @@ final class HLSStreamTests: XCTestCase {
     func testLiveWindowIsFollowedToItsEnd() throws {
         var options = HLSStream.Options()
         options.liveTimeScale = 10
+        // The fetcher keeps up with the window however slowly the decoder runs (ThreadSanitizer).
+        options.segmentsAhead = 50
         let live = url("packed", ["live": "1", "window": "4", "speed": "10", "endafter": "9"])
         let d = try decode(live, options: options)
         // The first playlist lists segments 0…3 (2.02, 2.0, 2.0, 2.0 s). Segment 1 starts 5.99 s
@@ -401,6 +403,8 @@ final class HLSStreamTests: XCTestCase {
     func testMissingLiveSegmentBecomesSilence() throws {
         var options = HLSStream.Options()
         options.liveTimeScale = 10
+        // The fetcher keeps up with the window however slowly the decoder runs (ThreadSanitizer).
+        options.segmentsAhead = 50
         options.retryDelay = 0.02
         let live = url("packed", ["live": "1", "window": "4", "speed": "10", "endafter": "6", "missing": "2"])
         let d = try decode(live, options: options)
@@ -423,6 +427,8 @@ final class HLSStreamTests: XCTestCase {
     func testStalledLivePlaylistFails() throws {
         var options = HLSStream.Options()
         options.liveTimeScale = 10
+        // The fetcher keeps up with the window however slowly the decoder runs (ThreadSanitizer).
+        options.segmentsAhead = 50
         let d = try decode(url("packed", ["live": "1", "window": "3", "speed": "10", "stall": "6"]), options: options, seconds: 30)
         let failure = d.events.compactMap { e -> AudioError? in if case .failed(let error) = e { return error } else { return nil } }
         XCTAssertEqual(failure.first?.code, .timedOut, "\(d.events)")
