@@ -30,7 +30,8 @@ final class CLIMPEGTSTests: XCTestCase {
     }
 
     /// `convert` to WAV and `play` through the file backend: the decode has ffmpeg's length
-    /// (within a packet: ffmpeg does not trim the AAC priming in TS either), for AAC and Opus.
+    /// (within a packet: ffmpeg does not trim the AAC priming in TS either), for AAC and Opus,
+    /// and for AC-3 in the FFmpeg trait's build.
     func testConvertAndPlay() throws {
         let ffmpeg = try requireTool("ffmpeg")
         let dir = makeTemporaryDirectory()
@@ -40,10 +41,15 @@ final class CLIMPEGTSTests: XCTestCase {
             let theirs = try runToolData(ffmpeg, ["-v", "error", "-i", input, "-map", "0:a:0", "-f", "s16le", "-"]).count / 4
             let output = "\(dir)/\(name).wav"
             let r = tonearm(["convert", input, output])
+            #if !FFmpeg
             if name == "ac3.ts" {
-                XCTAssertNotEqual(r.code, 0, "Tonearm has no AC-3 decoder")
+                // No native AC-3 decoder: refused with a four-char code (the FFmpeg trait's
+                // build decodes it, and goes on below).
+                XCTAssertEqual(r.code, 1, "Tonearm has no AC-3 decoder")
+                XCTAssertTrue(r.err.contains("('"), r.err)
                 continue
             }
+            #endif
             XCTAssertEqual(r.code, 0, "\(name): \(r.err)")
             let frames = try AudioFile(path: output).properties.audioDataPacketCount ?? 0
             XCTAssertLessThanOrEqual(abs(Int(frames) - theirs), 1024, name)
