@@ -11,7 +11,7 @@ public struct FileTypeInfo: Sendable {
     public let hfsTypeCodes: [FourCC]
     /// Data formats a writer of this type accepts, as afconvert -hf lists them.
     public let writableFormats: [AudioFormatID]
-    /// Recognises the type from a file's first bytes (at most ``FormatRegistry/probeSize``):
+    /// Recognises the type from a file's first bytes (at most ``magicBytes``):
     /// `.match` (possibly of a sibling type, as RIFF answers RF64), `.noMatch`, or
     /// `.needMore` while too few bytes have arrived. Nil for a type without magic.
     public let magic: (@Sendable (_ head: [UInt8], _ isEndOfStream: Bool) -> ProbeResult)?
@@ -19,6 +19,10 @@ public struct FileTypeInfo: Sendable {
     /// MP3, AAC ADTS, LOAS, AC-3 and FLAC files may have them: the probe looks past such
     /// tags and offers what follows only to these types.
     public let readsLeadingID3v2: Bool
+    /// The most bytes the magic may ask for with `.needMore`: ``FormatRegistry/probeSize``,
+    /// or up to ``FormatRegistry/longProbeSize`` for a magic that must see several packets
+    /// (MPEG-TS).
+    public let magicBytes: Int
     /// True for the types libavformat reads (with the FFmpeg trait), false for Tonearm's own.
     public let usesFFmpeg: Bool
     let makeParser: @Sendable () -> FormatParser
@@ -30,7 +34,7 @@ public struct FileTypeInfo: Sendable {
     public init(type: AudioFileTypeID, name: String, extensions: [String], mimeTypes: [String], utis: [String] = [],
                 hfsTypeCodes: [FourCC] = [], writableFormats: [AudioFormatID] = [],
                 magic: (@Sendable (_ head: [UInt8], _ isEndOfStream: Bool) -> ProbeResult)? = nil,
-                readsLeadingID3v2: Bool = false, usesFFmpeg: Bool = false,
+                readsLeadingID3v2: Bool = false, magicBytes: Int = FormatRegistry.probeSize, usesFFmpeg: Bool = false,
                 parser: @escaping @Sendable () -> FormatParser,
                 writer: (@Sendable (StreamDescription) throws(AudioError) -> FormatWriter)? = nil)
     {
@@ -43,6 +47,7 @@ public struct FileTypeInfo: Sendable {
         self.writableFormats = writableFormats
         self.magic = magic
         self.readsLeadingID3v2 = readsLeadingID3v2
+        self.magicBytes = min(max(magicBytes, FormatRegistry.probeSize), FormatRegistry.longProbeSize)
         self.usesFFmpeg = usesFFmpeg
         makeParser = parser
         makeWriter = writer
@@ -90,9 +95,9 @@ public enum FormatRegistry {
     public static let probeSize = 64
     /// Bytes every probe sees before a stream is refused.
     public static let minimumProbeSize = 12
-    /// Bytes a magic that must see several packets (MPEG-TS: four of up to 204 bytes) may
-    /// ask for: the random-access probe reads this many, and a push stream's probe waits
-    /// for them while that magic says `.needMore`.
+    /// The most bytes any magic may ask for (``FileTypeInfo/magicBytes``; MPEG-TS's sees
+    /// four packets of up to 204 bytes): the random-access probe reads this many, and a push
+    /// stream's probe waits for as many as a magic that says `.needMore` declared.
     public static let longProbeSize = 4 * 204 + 4
     /// The most bytes of leading ID3v2 tags a push stream holds while it probes what follows
     /// them (16 MiB, the largest tag the framed parsers read). A longer run of tags is
@@ -179,7 +184,7 @@ public enum FormatRegistry {
                 return .match(t)
             case .needMore:
                 wantsMore = true
-                if info.type == .mpegTS { holdUntil = longProbeSize }
+                holdUntil = max(holdUntil, info.magicBytes)
             case .noMatch, nil: break
             }
         }

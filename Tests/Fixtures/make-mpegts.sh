@@ -18,7 +18,7 @@
 #                 descriptor 0x7F/0x80; each access unit behind the 0x7FE0 control header,
 #                 the first with a start trim of 312)
 #   latm.ts       aac 96 kbit/s as LATM in LOAS (-mpegts_flags latm, stream type 0x11)
-#   aac.m2ts      aac.ts's encode in 192-byte packets (-mpegts_m2ts_mode 1: a 4-byte
+#   aac_m2ts.m2ts aac.ts's encode in 192-byte packets (-mpegts_m2ts_mode 1: a 4-byte
 #                 arrival timestamp before each packet; the AAC as private 0x06, HDMV)
 #   aac_204.ts    aac.ts with 16 bytes after every packet (tools/mpegts_rewrite.py
 #                 --parity204): a 204-byte stream. The 16 bytes are a fixed pattern, not
@@ -59,7 +59,7 @@ OTHER="$(noise 5555555555555)+0.4*sin(2*PI*660*t)|$(noise 7777777777777)+0.4*sin
 "${FF[@]}" -i "$TMP/st48.wav" -c:a eac3 -b:a 128k "${BX[@]}" "$OUT/eac3.ts"
 "${FF[@]}" -i "$TMP/st48.wav" -c:a libopus -b:a 64k "${BX[@]}" "$OUT/opus.ts"
 "${FF[@]}" -i "$TMP/st48.wav" -c:a aac -b:a 96k "${BX[@]}" -mpegts_flags latm "$OUT/latm.ts"
-"${FF[@]}" -i "$TMP/st48.wav" -c:a aac -b:a 96k "${BX[@]}" -mpegts_m2ts_mode 1 -f mpegts "$OUT/aac.m2ts"
+"${FF[@]}" -i "$TMP/st48.wav" -c:a aac -b:a 96k "${BX[@]}" -mpegts_m2ts_mode 1 -f mpegts "$OUT/aac_m2ts.m2ts"
 python3 tools/mpegts_rewrite.py "$OUT/aac.ts" "$OUT/aac_204.ts" --parity204
 "${FF[@]}" -i "$TMP/st48.wav" -i "$TMP/ot48.wav" -map 0:a -map 1:a -c:a:0 aac -b:a:0 96k -c:a:1 mp2 -b:a:1 128k \
   "${BX[@]}" -metadata:s:a:0 language=eng -metadata:s:a:1 language=fra "$OUT/two_langs.ts"

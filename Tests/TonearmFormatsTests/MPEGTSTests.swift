@@ -149,7 +149,7 @@ final class MPEGTSTests: XCTestCase {
     /// elementary stream ffmpeg copies out of the TS (ADTS, LOAS, MP2, MP3, AC-3, E-AC-3);
     /// for Opus, the Ogg parser's packets, and an OpusHead whose pre-skip is the TS start trim.
     func testPacketsAreTheElementaryStreamParsersPackets() throws {
-        for name in ["aac.ts", "latm.ts", "mp2.ts", "mp3.ts", "ac3.ts", "eac3.ts", "opus.ts", "aac.m2ts"] {
+        for name in ["aac.ts", "latm.ts", "mp2.ts", "mp3.ts", "ac3.ts", "eac3.ts", "opus.ts", "aac_m2ts.m2ts"] {
             let path = MPEGTSKit.path(name)
             let g = try MPEGTSGolden(fixture: path)
             let es = try AudioFile(path: try MPEGTSKit.elementaryStream(path, codec: g.codec))
@@ -193,7 +193,7 @@ final class MPEGTSTests: XCTestCase {
     /// packet (or of a frame) is the transport packet where the PES holding it begins: the
     /// push path resumed there gives that packet among the first.
     func testRandomAccessReadsAndSeeks() throws {
-        for name in ["aac.ts", "opus.ts", "ac3.ts", "aac.m2ts", "aac_204.ts", "two_langs.ts"] {
+        for name in ["aac.ts", "opus.ts", "ac3.ts", "aac_m2ts.m2ts", "aac_204.ts", "two_langs.ts"] {
             let path = MPEGTSKit.path(name)
             let bytes = try readWholeFile(path)
             let file = try AudioFile(path: path)
@@ -370,7 +370,7 @@ final class MPEGTSTests: XCTestCase {
     /// The magic: 188, 192 and 204-byte packets are recognised from their first bytes; other
     /// bytes that begin with 0x47 are not.
     func testProbe() throws {
-        for name in ["aac.ts", "aac.m2ts", "aac_204.ts"] {
+        for name in ["aac.ts", "aac_m2ts.m2ts", "aac_204.ts"] {
             let bytes = try readWholeFile(MPEGTSKit.path(name))
             XCTAssertEqual(FormatRegistry.probe(Array(bytes.prefix(FormatRegistry.longProbeSize))), .match(.mpegTS), name)
             XCTAssertEqual(FormatRegistry.probe(Array(bytes.prefix(200))), .needMore, name)
@@ -385,7 +385,7 @@ final class MPEGTSTests: XCTestCase {
 
     /// Damaged input never crashes, on either path.
     func testDamagedInput() throws {
-        for name in ["aac.ts", "opus.ts", "id3.ts", "aac.m2ts"] {
+        for name in ["aac.ts", "opus.ts", "id3.ts", "aac_m2ts.m2ts"] {
             let bytes = try readWholeFile(MPEGTSKit.path(name))
             let (_, problems) = exerciseDamaged(bytes)
             XCTAssertEqual(problems, [], name)

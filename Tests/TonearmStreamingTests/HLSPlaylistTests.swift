@@ -11,7 +11,11 @@ final class HLSPlaylistTests: XCTestCase {
     }
 
     private func media(_ text: String, url: String = "http://h/a/list.m3u8") throws -> HLSMediaPlaylist {
-        guard case .media(let p) = try parse(text, url: url) else { throw XCTSkip("not a media playlist") }
+        let parsed = try parse(text, url: url)
+        guard case .media(let p) = parsed else {
+            XCTFail("not a media playlist: \(parsed)")
+            throw AudioError(.invalidFile, "not a media playlist")
+        }
         return p
     }
 

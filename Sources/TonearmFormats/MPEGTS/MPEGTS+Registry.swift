@@ -7,7 +7,7 @@ extension FormatRegistry {
         [
             FileTypeInfo(type: .mpegTS, name: "MPEG transport stream", extensions: ["ts", "m2ts", "mts"],
                          mimeTypes: ["video/mp2t", "audio/mp2t"], utis: ["public.mpeg-2-transport-stream"],
-                         magic: mpegTSMagic, parser: { MPEGTSParser() }),
+                         magic: mpegTSMagic, magicBytes: longProbeSize, parser: { MPEGTSParser() }),
         ]
     }
 

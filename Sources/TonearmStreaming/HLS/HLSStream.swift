@@ -551,12 +551,9 @@ public final class HLSStream: @unchecked Sendable {
     public static func sniff(_ bytes: [UInt8]) -> AudioFileTypeID? {
         if bytes.count >= 189 && bytes[0] == 0x47 && bytes[188] == 0x47 { return "mp2t" }
         if bytes.count >= 193 && bytes[4] == 0x47 && bytes[192] == 0x47 { return "mp2t" }
-        var i = 0
-        if bytes.count >= 10, bytes[0] == 0x49, bytes[1] == 0x44, bytes[2] == 0x33 {
-            let size = (Int(bytes[6] & 0x7F) << 21) | (Int(bytes[7] & 0x7F) << 14) | (Int(bytes[8] & 0x7F) << 7) | Int(bytes[9] & 0x7F)
-            i = 10 + size + (bytes[5] & 0x10 != 0 ? 10 : 0)
-        }
-        guard i + 2 <= bytes.count else { return nil }
+        let tag = bytes.withUnsafeBytes { ID3v2.tagSize($0) } ?? 0
+        guard tag <= Int64(bytes.count - 2) else { return nil }
+        let i = Int(tag)
         if bytes[i] == 0xFF && bytes[i + 1] & 0xF6 == 0xF0 { return .adts }
         if bytes[i] == 0xFF && bytes[i + 1] & 0xE0 == 0xE0 { return .mp3 }
         if bytes[i] == 0x0B && bytes[i + 1] == 0x77 { return .ac3 }

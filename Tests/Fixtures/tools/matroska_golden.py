@@ -16,31 +16,18 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import sys
+
+import ffprobe_tools
+from ffprobe_tools import dump_to_hex, num
 
 
 def run(cmd):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if p.returncode != 0 or p.stderr.strip():
-        raise SystemExit("%s failed (%d): %s" % (" ".join(cmd), p.returncode, p.stderr.decode(errors="replace")))
-    return p.stdout
+    return ffprobe_tools.run(cmd, stderr_is_error=True)
 
 
 def probe(path, *args):
-    return json.loads(run(["ffprobe", "-v", "error", "-of", "json"] + list(args) + [path]))
-
-
-def num(v, conv=int):
-    return None if v in (None, "N/A") else conv(v)
-
-
-def dump_to_hex(dump):
-    out = ""
-    for line in (dump or "").strip().splitlines():
-        _, rest = line.split(": ", 1)
-        out += rest[:39].replace(" ", "")
-    return out
+    return ffprobe_tools.probe(path, *args, stderr_is_error=True)
 
 
 def main(path):

@@ -14,27 +14,9 @@ stream: [pid, codec_type, codec_name, language]).
 import hashlib
 import json
 import os
-import subprocess
 import sys
 
-
-def run(cmd):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if p.returncode != 0:
-        raise SystemExit("%s failed (%d): %s" % (" ".join(cmd), p.returncode, p.stderr.decode(errors="replace")))
-    return p.stdout
-
-
-def probe(path, *args):
-    return json.loads(run(["ffprobe", "-v", "error", "-of", "json"] + list(args) + [path]))
-
-
-def num(v, conv=int):
-    return None if v in (None, "N/A") else conv(v)
-
-
-def hex_of_dump(dump):
-    return "".join(line.split(": ", 1)[1][:39].replace(" ", "") for line in (dump or "").strip().splitlines())
+from ffprobe_tools import dump_to_hex, num, run, probe
 
 
 def main(path, spec):
@@ -47,7 +29,7 @@ def main(path, spec):
         "codec": s["codec_name"],
         "sampleRate": int(s["sample_rate"]),
         "channels": s["channels"],
-        "extradata": hex_of_dump(s.get("extradata")),
+        "extradata": dump_to_hex(s.get("extradata")),
         "timeBase": s["time_base"],
         "startPts": num(s.get("start_pts")),
         "duration": num(s.get("duration"), float),
