@@ -54,7 +54,7 @@ let package = Package(
         // Test-only: counts the heap calls playback's render paths make (see its main.swift);
         // RenderAllocationTests runs it. The linker aliases and exports its malloc family so that
         // it interposes glibc's for every library in the process.
-        .executableTarget(name: "RenderAllocCheck", dependencies: ["TonearmCore", "TonearmConvert", "TonearmPlayback"],
+        .executableTarget(name: "RenderAllocCheck", dependencies: ["TonearmCore", "TonearmFormats", "TonearmConvert", "TonearmPlayback"],
                           path: "Tests/RenderAllocCheck",
                           swiftSettings: [.enableExperimentalFeature("Extern")],
                           linkerSettings: [.unsafeFlags(renderAllocCheckLinkerFlags, .when(platforms: [.linux]))]),

@@ -304,6 +304,13 @@ public final class AudioConverter {
     public func convert(packets data: UnsafeRawBufferPointer, count: Int, descriptions: [PacketDescription]?,
                         into out: inout [UInt8]) throws(AudioError)
     {
+        var sink = Sink.none
+        try convert(packets: data, count: count, descriptions: descriptions, into: &out, &sink)
+    }
+
+    private func convert(packets data: UnsafeRawBufferPointer, count: Int, descriptions: [PacketDescription]?,
+                         into out: inout [UInt8], _ sink: inout Sink) throws(AudioError)
+    {
         try prepare()
         let s = stages!
         guard !s.finished else { throw AudioError(.illegalOperation, "the converter was finished; reset() it first") }
@@ -325,9 +332,13 @@ public final class AudioConverter {
                     throw AudioError(.invalidPacketOffset, "a packet description points outside the data")
                 }
                 slice = UnsafeRawBufferPointer(rebasing: data[Int(first)..<end])
-                sliceDescriptions = descriptions[done..<done + n].map {
-                    PacketDescription(startOffset: $0.startOffset - first, variableFramesInPacket: $0.variableFramesInPacket,
-                                      dataByteSize: $0.dataByteSize)
+                if first == 0 && n == descriptions.count {
+                    sliceDescriptions = descriptions    // all of them, already relative to the data: no copy
+                } else {
+                    sliceDescriptions = descriptions[done..<done + n].map {
+                        PacketDescription(startOffset: $0.startOffset - first, variableFramesInPacket: $0.variableFramesInPacket,
+                                          dataByteSize: $0.dataByteSize)
+                    }
                 }
             } else {
                 guard bpp > 0, byteOffset + n * bpp <= data.count else {
@@ -338,7 +349,7 @@ public final class AudioConverter {
             }
             s.decoded.frameLength = 0
             try s.decoder.decode(slice, packetCount: n, descriptions: sliceDescriptions, into: s.decoded)
-            try process(s, into: &out)
+            try process(s, into: &out, &sink)
             done += n
         }
     }
@@ -356,6 +367,11 @@ public final class AudioConverter {
     /// give exactly ⌈N × output rate / input rate⌉ output frames. Converting again needs
     /// ``reset()``.
     public func finish(into out: inout [UInt8]) throws(AudioError) {
+        var sink = Sink.none
+        try finish(into: &out, &sink)
+    }
+
+    private func finish(into out: inout [UInt8], _ sink: inout Sink) throws(AudioError) {
         try prepare()
         let s = stages!
         guard !s.finished else { return }
@@ -363,12 +379,12 @@ public final class AudioConverter {
         // A decoder that holds frames back (FFmpeg's WMA, for one) gives them now.
         s.decoded.frameLength = 0
         try s.decoder.drain(into: s.decoded)
-        if s.decoded.frameLength > 0 { try process(s, into: &out) }
+        if s.decoded.frameLength > 0 { try process(s, into: &out, &sink) }
         guard let r = s.resampler, let rs = s.resampled else { return }
         // The slice buffer holds a flush too: maximumOutputFrames covers it.
         rs.frameLength = 0
         try r.flush(into: rs)
-        try afterResampling(s, rs, into: &out)
+        try afterResampling(s, rs, into: &out, &sink)
     }
 
     // MARK: Push: PCM buffers
@@ -392,6 +408,11 @@ public final class AudioConverter {
 
     /// Converts a buffer of PCM and appends the output bytes, in any format the converter writes.
     public func convert(_ input: PCMBuffer, into out: inout [UInt8]) throws(AudioError) {
+        var sink = Sink.none
+        try convert(input, into: &out, &sink)
+    }
+
+    private func convert(_ input: PCMBuffer, into out: inout [UInt8], _ sink: inout Sink) throws(AudioError) {
         try prepare()
         let s = stages!
         guard !s.finished else { throw AudioError(.illegalOperation, "the converter was finished; reset() it first") }
@@ -402,9 +423,43 @@ public final class AudioConverter {
         while at < input.frameLength {
             let n = min(s.decoded.frameCapacity, input.frameLength - at)
             input.copyFrames(from: at, count: n, into: s.decoded)
-            try process(s, into: &out)
+            try process(s, into: &out, &sink)
             at += n
         }
+    }
+
+    /// What a push conversion is given, for ``push(_:into:overflow:)``.
+    enum PushInput {
+        /// Packets of constant size (the writer's client PCM).
+        case packets(UnsafeRawBufferPointer, count: Int)
+        case buffer(PCMBuffer)
+        /// The end of the stream (``finish(into:)``).
+        case end
+    }
+
+    /// A push conversion whose last stage writes straight into `buffer` (of the output's
+    /// common format and layout) from its `frameLength` on, and appends to `overflow`, as
+    /// bytes of ``outputBytesFormat``, what does not fit. A buffer with room for
+    /// ``maximumOutputFrames(forInputFrames:)`` leaves nothing over.
+    func push(_ input: PushInput, into buffer: PCMBuffer, overflow: inout [UInt8]) throws(AudioError) {
+        try prepare()
+        guard PCMBuffer.commonFormat(of: outputBytesFormat) == buffer.commonFormat,
+              buffer.channelCount == Int(outputFormat.channelsPerFrame) else {
+            throw AudioError(.unsupportedDataFormat, "the buffer does not hold \(outputFormat)")
+        }
+        var sink = Sink(destination: .buffer(buffer, from: buffer.frameLength), capacity: buffer.frameCapacity - buffer.frameLength)
+        switch input {
+        case .packets(let data, let count): try convert(packets: data, count: count, descriptions: nil, into: &overflow, &sink)
+        case .buffer(let pcm): try convert(pcm, into: &overflow, &sink)
+        case .end: try finish(into: &overflow, &sink)
+        }
+        buffer.frameLength += sink.written
+    }
+
+    /// The most output frames a push of `n` decoded frames (0: the end) can make.
+    func maximumOutputFrames(forInputFrames n: Int) throws(AudioError) -> Int {
+        try prepare()
+        return stages!.resampler?.maximumOutputFrames(forInputFrames: n) ?? n
     }
 
     /// Wraps output bytes (native Float32, Int16 or Int32, interleaved) in a buffer of the
@@ -450,44 +505,81 @@ public final class AudioConverter {
         try prepare()
         let bytesPerFrame = Int(outputBytesFormat.bytesPerFrame)
         guard frames >= 0, bytesPerFrame > 0 else { throw AudioError(.invalidOutputSize, "cannot give \(frames) frames") }
-        let wanted = frames * bytesPerFrame
-        while pending.count - pendingStart < wanted && !inputEnded {
-            if pendingStart > 0 && pendingStart >= pending.count / 2 {
-                pending.removeSubrange(0..<pendingStart)
-                pendingStart = 0
-            }
-            if let packets = try input(stages!.chunkPackets), packets.packetCount > 0 {
-                try convert(packets: packets.data, count: packets.packetCount, descriptions: packets.descriptions, into: &pending)
-            } else {
-                inputEnded = true
-                try finish(into: &pending)
-            }
+        let start = out.count
+        out.append(zeros: frames * bytesPerFrame)
+        let channels = Int(outputBytesFormat.channelsPerFrame), width = PCMEncoder.sampleWidth(outputBytesFormat)
+        let n = try out.withMutableBytes { (raw) throws(AudioError) in
+            try fill(frames: frames, to: .interleaved(raw.baseAddress! + start, channels: channels, width: width), input: input)
         }
-        let n = min(wanted, pending.count - pendingStart)
-        if out.isEmpty && pendingStart == 0 {
-            // The usual reader's call: hand the bytes over instead of copying them, and keep
-            // the rest (less than a chunk) in the caller's old storage, so that the two
-            // buffers take turns and neither is allocated again.
-            swap(&out, &pending)
-            pending.append(contentsOf: out[n...])
-            out.removeLast(out.count - n)
-        } else {
-            out.append(contentsOf: pending[pendingStart..<pendingStart + n])
-            pendingStart += n
-        }
-        return n / bytesPerFrame
+        out.removeLast((frames - n) * bytesPerFrame)
+        return n
     }
 
     /// `fillComplexBuffer` into a PCM buffer of ``outputFormat`` (a native Float32, Int16 or
-    /// Int32 format): fills it from its `frameLength` up to its capacity.
+    /// Int32 format, interleaved or planar): fills it from its `frameLength` up to its
+    /// capacity, writing straight into its storage.
     public func fillComplexBuffer(_ output: PCMBuffer, input: (Int) throws(AudioError) -> InputPackets?) throws(AudioError) -> Int {
+        try prepare()
         guard PCMBuffer.commonFormat(of: outputFormat) == output.commonFormat, output.channelCount == Int(outputFormat.channelsPerFrame) else {
             throw AudioError(.unsupportedDataFormat, "the buffer does not hold \(outputFormat)")
         }
-        var bytes: [UInt8] = []
-        let n = try fillComplexBuffer(frames: output.frameCapacity - output.frameLength, into: &bytes, input: input)
-        output.append(interleavedBytes: bytes, frames: n)
+        let n = try fill(frames: output.frameCapacity - output.frameLength, to: .buffer(output, from: output.frameLength), input: input)
+        output.frameLength += n
         return n
+    }
+
+    /// `fillComplexBuffer` into the caller's memory, as Apple's (`ioOutputData`): one buffer
+    /// for interleaved ``outputFormat``, one per channel for a non-interleaved one, each with
+    /// room for `frames` frames. Writes there directly; returns the frames written (fewer
+    /// only at the end of the stream). Throws -50 (`.parameter`) for a list of the wrong
+    /// shape and 'insz' (`.invalidOutputSize`) for a buffer too small.
+    public func fillComplexBuffer(frames: Int, into list: AudioBufferList,
+                                  input: (Int) throws(AudioError) -> InputPackets?) throws(AudioError) -> Int
+    {
+        try prepare()
+        let channels = Int(outputFormat.channelsPerFrame), width = PCMEncoder.sampleWidth(outputBytesFormat)
+        let planar = !outputFormat.isInterleaved && channels > 1
+        guard frames >= 0, list.count == (planar ? channels : 1) else {
+            throw AudioError(.parameter, "\(list.count) buffers for \(planar ? channels : 1) of \(outputFormat)")
+        }
+        let bytes = frames * (planar ? width : width * channels)
+        for i in 0..<list.count where list[i].count < bytes || (bytes > 0 && list[i].baseAddress == nil) {
+            throw AudioError(.invalidOutputSize, "buffer \(i) holds \(list[i].count) bytes, not the \(bytes) of \(frames) frames")
+        }
+        return try fill(frames: frames, to: .buffers(list, channels: channels, width: width), input: input)
+    }
+
+    /// The pull path: frames left from the last call first, then conversions whose last stage
+    /// writes into `destination` until `frames` are there, keeping what is left over.
+    private func fill(frames: Int, to destination: SampleDestination,
+                      input: (Int) throws(AudioError) -> InputPackets?) throws(AudioError) -> Int
+    {
+        let bytesPerFrame = Int(outputBytesFormat.bytesPerFrame)
+        let channels = Int(outputBytesFormat.channelsPerFrame), width = PCMEncoder.sampleWidth(outputBytesFormat)
+        let left = min(frames, (pending.count - pendingStart) / bytesPerFrame)
+        if left > 0 {
+            pending.withUnsafeBytes {
+                destination.copy(interleaved: $0.baseAddress! + pendingStart, frames: left, channels: channels, width: width)
+            }
+            pendingStart += left * bytesPerFrame
+        }
+        if pendingStart == pending.count {
+            pending.removeAll(keepingCapacity: true)
+            pendingStart = 0
+        }
+        var sink = Sink(destination: destination, capacity: frames, written: left)
+        // Nothing is pending once the destination takes more.
+        while sink.written < frames && !inputEnded {
+            if let packets = try input(stages!.chunkPackets), packets.packetCount > 0 {
+                try packets.data.withBytes { (raw) throws(AudioError) in
+                    try convert(packets: raw, count: packets.packetCount, descriptions: packets.descriptions, into: &pending, &sink)
+                }
+            } else {
+                inputEnded = true
+                try finish(into: &pending, &sink)
+            }
+        }
+        return sink.written
     }
 
     /// Forgets all state between packets (`AudioConverterReset`), after a seek: the
@@ -510,12 +602,12 @@ public final class AudioConverter {
 
     /// Takes `s.decoded` through trimming, the channel mixer, the resampler and dither, and
     /// appends the encoded output.
-    private func process(_ s: Stages, into out: inout [UInt8]) throws(AudioError) {
+    private func process(_ s: Stages, into out: inout [UInt8], _ sink: inout Sink) throws(AudioError) {
         let buffer = s.decoded
         trim(buffer)
         guard buffer.frameLength > 0 else { return }
         guard s.usesFloat else {
-            try PCMEncoder.encode(buffer, as: outputBytesFormat, into: &out)
+            try emit(buffer, into: &out, &sink)
             return
         }
         var current = buffer
@@ -525,7 +617,7 @@ public final class AudioConverter {
             current = m
         }
         guard let r = s.resampler, let rs = s.resampled else {
-            try afterResampling(s, current, into: &out)
+            try afterResampling(s, current, into: &out, &sink)
             return
         }
         // Slice by slice, so an upsampled slice fits the resampler's buffer.
@@ -541,26 +633,47 @@ public final class AudioConverter {
             }
             let written = try r.process(s.inputPointers, frameCount: n, into: s.outputPointers, capacity: rs.frameCapacity)
             rs.frameLength = written
-            try afterResampling(s, rs, into: &out)
+            try afterResampling(s, rs, into: &out, &sink)
             at += n
         }
     }
 
     /// The mixer when it comes after the resampler, then dither and encoding.
-    private func afterResampling(_ s: Stages, _ buffer: PCMBuffer, into out: inout [UInt8]) throws(AudioError) {
+    private func afterResampling(_ s: Stages, _ buffer: PCMBuffer, into out: inout [UInt8], _ sink: inout Sink) throws(AudioError) {
         guard buffer.frameLength > 0 else { return }
+        var last = buffer
         if let mixer = s.mixer, !s.mixFirst {
-            let m = s.mixed!
-            try mixer.mix(buffer, into: m)
-            try finalStage(s, m, into: &out)
-        } else {
-            try finalStage(s, buffer, into: &out)
+            try mixer.mix(buffer, into: s.mixed!)
+            last = s.mixed!
         }
+        if let bits = s.ditherBits { addDither(last, bits: bits, state: &s.ditherState) }
+        try emit(last, into: &out, &sink)
     }
 
-    private func finalStage(_ s: Stages, _ buffer: PCMBuffer, into out: inout [UInt8]) throws(AudioError) {
-        if let bits = s.ditherBits { addDither(buffer, bits: bits, state: &s.ditherState) }
-        try PCMEncoder.encode(buffer, as: outputBytesFormat, into: &out)
+    /// Where the last stage writes: first into the caller's memory (`destination`, while it
+    /// has room), then, for what does not fit, appended as bytes of ``outputBytesFormat``
+    /// to the array a conversion call was given (the pull path keeps those for its next call).
+    private struct Sink {
+        var destination: SampleDestination?
+        /// Frames the destination takes in all, and frames written to it so far.
+        var capacity = 0
+        var written = 0
+
+        static var none: Sink { Sink() }
+    }
+
+    /// Encodes the last stage's frames into the sink's destination, the rest into `out`.
+    private func emit(_ buffer: PCMBuffer, into out: inout [UInt8], _ sink: inout Sink) throws(AudioError) {
+        var from = 0
+        if let d = sink.destination, sink.written < sink.capacity {
+            from = min(sink.capacity - sink.written, buffer.frameLength)
+            try PCMEncoder.check(buffer, outputBytesFormat)
+            PCMEncoder.write(buffer, from: 0, count: from, as: outputBytesFormat, to: d.advanced(by: sink.written))
+            sink.written += from
+        }
+        if from < buffer.frameLength {
+            try PCMEncoder.encode(buffer, from: from, count: buffer.frameLength - from, as: outputBytesFormat, into: &out)
+        }
     }
 
     /// Drops leading frames still to skip and caps the frames still to keep.

@@ -105,6 +105,13 @@ public final class ExtAudioFile {
     private var encoder: AudioEncoder?
     private var packetsWritten: Int64 = 0
     private var pendingBytes: [UInt8] = []
+    /// The packets last read for the converter, kept for their storage.
+    private var readData: [UInt8] = []
+    private var readDescriptions: [PacketDescription] = []
+    /// The encoder's input, written by the converter, and its output: kept from write to write.
+    private var encoderInput: PCMBuffer?
+    private var encodedPackets: [UInt8] = []
+    private var encodedDescriptions: [PacketDescription] = []
     private var closed = false
 
     // MARK: Opening
@@ -322,35 +329,49 @@ public final class ExtAudioFile {
     /// Reads up to `frames` frames in the client format and appends their bytes to `out`
     /// (`ExtAudioFileRead`). Returns the frames read: fewer only at the end of the file, 0 after it.
     public func read(frames: Int, into out: inout [UInt8]) throws(AudioError) -> Int {
+        let converter = try readingConverter()
+        let got = try converter.fillComplexBuffer(frames: frames, into: &out, input: nextPackets)
+        clientPosition += Int64(got)
+        return got
+    }
+
+    /// Reads into a PCM buffer of the client format (a native Float32, Int16 or Int32
+    /// format, interleaved or planar), from its `frameLength` up to its capacity, writing
+    /// straight into its storage. Returns the frames read.
+    public func read(into buffer: PCMBuffer) throws(AudioError) -> Int {
+        let converter = try readingConverter()
+        guard PCMBuffer.commonFormat(of: clientDataFormat) == buffer.commonFormat,
+              buffer.channelCount == Int(clientDataFormat.channelsPerFrame)
+        else {
+            throw AudioError(.unsupportedDataFormat, "the buffer does not hold the client format \(clientDataFormat)")
+        }
+        let got = try converter.fillComplexBuffer(buffer, input: nextPackets)
+        clientPosition += Int64(got)
+        return got
+    }
+
+    /// Reads up to `frames` frames in the client format into the caller's memory, as Apple's
+    /// `ExtAudioFileRead` with an `AudioBufferList`: one buffer for an interleaved client
+    /// format, one per channel for a non-interleaved one, each with room for `frames` frames.
+    /// The converter's last stage writes there directly. Returns the frames read.
+    public func read(frames: Int, into list: AudioBufferList) throws(AudioError) -> Int {
+        let converter = try readingConverter()
+        let got = try converter.fillComplexBuffer(frames: frames, into: list, input: nextPackets)
+        clientPosition += Int64(got)
+        return got
+    }
+
+    /// The converter, once the frames before a seek target (made by the resampler's run-up)
+    /// have been read and dropped.
+    private func readingConverter() throws(AudioError) -> AudioConverter {
         guard !isWriting, !closed, let converter else { throw AudioError(.permissions, "the file is not open for reading") }
-        let bytesPerFrame = Int(clientBytesFormat.bytesPerFrame)
-        var got = 0
-        // Frames before a seek target, made by the resampler's run-up, are read and dropped.
         while clientFramesToSkip > 0 {
             var scratch: [UInt8] = []
             let n = try converter.fillComplexBuffer(frames: Int(min(clientFramesToSkip, 65536)), into: &scratch, input: nextPackets)
             guard n > 0 else { clientFramesToSkip = 0; break }
             clientFramesToSkip -= Int64(n)
         }
-        let start = out.count
-        got = try converter.fillComplexBuffer(frames: frames, into: &out, input: nextPackets)
-        precondition(out.count - start == got * bytesPerFrame)
-        clientPosition += Int64(got)
-        return got
-    }
-
-    /// Reads into a PCM buffer of the client format (a native Float32, Int16 or Int32
-    /// format), from its `frameLength` up to its capacity. Returns the frames read.
-    public func read(into buffer: PCMBuffer) throws(AudioError) -> Int {
-        var bytes: [UInt8] = []
-        guard PCMBuffer.commonFormat(of: clientDataFormat) == buffer.commonFormat,
-              buffer.channelCount == Int(clientDataFormat.channelsPerFrame)
-        else {
-            throw AudioError(.unsupportedDataFormat, "the buffer does not hold the client format \(clientDataFormat)")
-        }
-        let n = try read(frames: buffer.frameCapacity - buffer.frameLength, into: &bytes)
-        buffer.append(interleavedBytes: bytes, frames: n)
-        return n
+        return converter
     }
 
     /// The converter's input callback: the next packets of the file.
@@ -358,11 +379,12 @@ public final class ExtAudioFile {
         let total = properties?.audioDataPacketCount ?? 0
         guard nextPacket < total else { return nil }
         let n = Int(min(Int64(max(1, wanted)), total - nextPacket))
-        let (data, descriptions) = try file.readPacketData(startingAt: nextPacket, count: n)
-        let count = descriptions?.count ?? data.count / max(1, Int(fileDataFormat.bytesPerPacket))
+        // Into the same two arrays each time: the converter lets go of them before the next
+        // call, so their storage is reused and a steady read allocates nothing here.
+        let count = try file.readPacketData(startingAt: nextPacket, count: n, into: &readData, descriptions: &readDescriptions)
         guard count > 0 else { return nil }
         nextPacket += Int64(count)
-        return AudioConverter.InputPackets(data: data, packetCount: count, descriptions: descriptions)
+        return AudioConverter.InputPackets(data: readData, packetCount: count, descriptions: readDescriptions.isEmpty ? nil : readDescriptions)
     }
 
     /// Seeks so that the next read starts at `frame` (`ExtAudioFileSeek`), counted in the
@@ -519,9 +541,7 @@ public final class ExtAudioFile {
             packetsWritten += Int64(frames)
             return
         }
-        pendingBytes.removeAll(keepingCapacity: true)
-        try converter.convert(packets: client, count: frames, descriptions: nil, into: &pendingBytes)
-        try store(pendingBytes)
+        try convertAndStore(.packets(client, count: frames), frames: frames)
     }
 
     /// Writes frames given as bytes in the client format, from an array.
@@ -532,29 +552,43 @@ public final class ExtAudioFile {
     /// Writes the valid frames of a PCM buffer whose format matches the client format's
     /// channels and rate (any common sample type or layout).
     public func write(_ buffer: PCMBuffer) throws(AudioError) {
-        guard isWriting, !closed, let converter else { throw AudioError(.permissions, "the file is not open for writing") }
-        pendingBytes.removeAll(keepingCapacity: true)
-        try converter.convert(buffer, into: &pendingBytes)
-        try store(pendingBytes)
+        guard isWriting, !closed, converter != nil else { throw AudioError(.permissions, "the file is not open for writing") }
+        try convertAndStore(.buffer(buffer), frames: buffer.frameLength)
     }
 
-    /// Hands converted PCM to the encoder, or straight to the file.
-    private func store(_ pcm: [UInt8]) throws(AudioError) {
-        guard !pcm.isEmpty else { return }
-        let target = writeTarget
-        let frames = pcm.count / Int(target.bytesPerFrame)
+    /// Converts `frames` client frames (or the end of the stream) for the file. With an
+    /// encoder, the converter writes straight into the encoder's input buffer, kept from
+    /// write to write; without one, its bytes go to the file.
+    private func convertAndStore(_ input: AudioConverter.PushInput, frames: Int) throws(AudioError) {
+        let converter = converter!
+        pendingBytes.removeAll(keepingCapacity: true)
         guard let encoder else {
-            try file.writePackets(pcm, count: frames, startingAt: packetsWritten)
-            packetsWritten += Int64(frames)
+            switch input {
+            case .packets(let data, let count): try converter.convert(packets: data, count: count, descriptions: nil, into: &pendingBytes)
+            case .buffer(let pcm): try converter.convert(pcm, into: &pendingBytes)
+            case .end: try converter.finish(into: &pendingBytes)
+            }
+            guard !pendingBytes.isEmpty else { return }
+            let n = pendingBytes.count / Int(writeTarget.bytesPerFrame)
+            try file.writePackets(pendingBytes, count: n, startingAt: packetsWritten)
+            packetsWritten += Int64(n)
             return
         }
-        let buffer = PCMBuffer(commonFormat: encoder.inputCommonFormat, sampleRate: target.sampleRate,
-                               channels: Int(target.channelsPerFrame), interleaved: true, frameCapacity: frames)
-        buffer.append(interleavedBytes: pcm, frames: frames)
-        var packets: [UInt8] = []
-        var descriptions: [PacketDescription] = []
-        try encoder.encode(buffer, into: &packets, descriptions: &descriptions)
-        try writeEncoded(packets, descriptions)
+        let capacity = try converter.maximumOutputFrames(forInputFrames: frames)
+        if encoderInput == nil || encoderInput!.frameCapacity < capacity {
+            let target = writeTarget
+            encoderInput = PCMBuffer(commonFormat: encoder.inputCommonFormat, sampleRate: target.sampleRate,
+                                     channels: Int(target.channelsPerFrame), interleaved: true, frameCapacity: max(capacity, 1))
+        }
+        let buffer = encoderInput!
+        buffer.frameLength = 0
+        try converter.push(input, into: buffer, overflow: &pendingBytes)
+        precondition(pendingBytes.isEmpty, "the encoder's buffer holds the most frames a conversion makes")
+        guard buffer.frameLength > 0 else { return }
+        encodedPackets.removeAll(keepingCapacity: true)
+        encodedDescriptions.removeAll(keepingCapacity: true)
+        try encoder.encode(buffer, into: &encodedPackets, descriptions: &encodedDescriptions)
+        try writeEncoded(encodedPackets, encodedDescriptions)
     }
 
     private func writeEncoded(_ packets: [UInt8], _ descriptions: [PacketDescription]) throws(AudioError) {
@@ -576,10 +610,8 @@ public final class ExtAudioFile {
         guard !closed else { return }
         closed = true
         defer { converter = nil }
-        if isWriting, let converter {
-            pendingBytes.removeAll(keepingCapacity: true)
-            try converter.finish(into: &pendingBytes)
-            try store(pendingBytes)
+        if isWriting, converter != nil {
+            try convertAndStore(.end, frames: 0)
             if let encoder {
                 var packets: [UInt8] = []
                 var descriptions: [PacketDescription] = []

@@ -1,7 +1,78 @@
 import TonearmCore
 
-/// Writes the frames of a ``PCMBuffer`` as interleaved bytes of a linear PCM, μ-law or
-/// A-law stream description: the last step before a file writer.
+/// Where encoded samples go: channel c's sample of frame i at `channel(c) + i × frameStride`.
+/// Interleaved bytes, a planar ``PCMBuffer``'s storage, or the buffers of an
+/// ``AudioBufferList``: the converter's last stage writes into any of them, the caller's memory
+/// included, with no copy in between.
+struct SampleDestination {
+    private let base: UnsafeMutableRawPointer?
+    private let channelStride: Int
+    private let list: AudioBufferList?
+    /// Bytes from the start of each channel's memory to frame 0's sample.
+    private var offset = 0
+    /// Bytes from one frame's sample of a channel to the next frame's.
+    let frameStride: Int
+
+    private init(base: UnsafeMutableRawPointer?, channelStride: Int, list: AudioBufferList?, frameStride: Int) {
+        self.base = base
+        self.channelStride = channelStride
+        self.list = list
+        self.frameStride = frameStride
+    }
+
+    /// Interleaved frames of `channels` samples of `width` bytes each, from `base`.
+    static func interleaved(_ base: UnsafeMutableRawPointer, channels: Int, width: Int) -> SampleDestination {
+        SampleDestination(base: base, channelStride: width, list: nil, frameStride: channels * width)
+    }
+
+    /// One buffer per channel of `list`, or its one buffer holding all channels interleaved.
+    static func buffers(_ list: AudioBufferList, channels: Int, width: Int) -> SampleDestination {
+        list.count == 1 && channels > 1
+            ? .interleaved(list[0].baseAddress!, channels: channels, width: width)
+            : SampleDestination(base: nil, channelStride: 0, list: list, frameStride: width)
+    }
+
+    /// The storage of a PCM buffer of the same sample format, from frame `frame`. Its storage
+    /// never moves, so the pointer outlives the closure.
+    static func buffer(_ b: PCMBuffer, from frame: Int) -> SampleDestination {
+        let bps = b.commonFormat.bytesPerSample
+        let base = b.withUnsafeMutableRawBytes { $0.baseAddress! }
+        var d = SampleDestination(base: base, channelStride: (b.isInterleaved ? 1 : b.frameCapacity) * bps, list: nil,
+                                  frameStride: b.stride * bps)
+        d.offset = frame * d.frameStride
+        return d
+    }
+
+    @inline(__always)
+    func channel(_ c: Int) -> UnsafeMutableRawPointer {
+        if let list { return list[c].baseAddress! + offset }
+        return base! + c * channelStride + offset
+    }
+
+    /// Copies `frames` interleaved frames of `channels` samples of `width` bytes, already
+    /// encoded, from `source`.
+    func copy(interleaved source: UnsafeRawPointer, frames: Int, channels: Int, width: Int) {
+        let step = channels * width
+        if frameStride == step && list == nil && channelStride == width {
+            channel(0).copyMemory(from: source, byteCount: frames * step)
+            return
+        }
+        for c in 0..<channels {
+            let o = channel(c), s = source + c * width
+            for i in 0..<frames { (o + i * frameStride).copyMemory(from: s + i * step, byteCount: width) }
+        }
+    }
+
+    /// The same destination `frames` frames on.
+    func advanced(by frames: Int) -> SampleDestination {
+        var d = self
+        d.offset += frames * frameStride
+        return d
+    }
+}
+
+/// Writes the frames of a ``PCMBuffer`` as bytes of a linear PCM, μ-law or A-law stream
+/// description: the last step before a file writer or a caller's buffer.
 ///
 /// Integer to narrower integer keeps the high bits (as `ffmpeg -f s16le` does); float to
 /// integer rounds to nearest and clips; 8-bit unsigned is offset by 128.
@@ -17,58 +88,81 @@ public enum PCMEncoder {
     /// Appends the buffer's valid frames to `out` in format `f` (interleaved on output,
     /// whatever the buffer's layout). The buffer's channel count must match.
     public static func encode(_ buffer: PCMBuffer, as f: StreamDescription, into out: inout [UInt8]) throws(AudioError) {
+        try encode(buffer, from: 0, count: buffer.frameLength, as: f, into: &out)
+    }
+
+    /// Appends `count` frames from frame `start`.
+    static func encode(_ buffer: PCMBuffer, from start: Int, count: Int, as f: StreamDescription,
+                       into out: inout [UInt8]) throws(AudioError)
+    {
+        try check(buffer, f)
+        let width = sampleWidth(f), channels = buffer.channelCount
+        let at = out.count
+        out.append(zeros: count * channels * width)
+        out.withUnsafeMutableBytes { raw in
+            write(buffer, from: start, count: count, as: f, to: .interleaved(raw.baseAddress! + at, channels: channels, width: width))
+        }
+    }
+
+    static func check(_ buffer: PCMBuffer, _ f: StreamDescription) throws(AudioError) {
         guard canEncode(f) else { throw AudioError(.unsupportedDataFormat, "cannot write samples as \(f)") }
         guard Int(f.channelsPerFrame) == buffer.channelCount else {
             throw AudioError(.unsupportedDataFormat, "\(buffer.channelCount) channels into a \(f.channelsPerFrame)-channel format")
         }
-        let frames = buffer.frameLength, channels = buffer.channelCount
+    }
+
+    /// Bytes per sample of `f` as written (G.711: one).
+    static func sampleWidth(_ f: StreamDescription) -> Int {
+        f.formatID == .uLaw || f.formatID == .aLaw ? 1 : Int(f.bytesPerSample)
+    }
+
+    /// Writes `count` frames of the buffer from frame `start` to `dst` in format `f` (whose
+    /// samples, one per channel, the destination lays out). `check` has passed.
+    static func write(_ buffer: PCMBuffer, from start: Int, count frames: Int, as f: StreamDescription, to dst: SampleDestination) {
+        let channels = buffer.channelCount
         let isG711 = f.formatID == .uLaw || f.formatID == .aLaw
-        let width = isG711 ? 1 : Int(f.bytesPerSample)
-        if appendVerbatim(buffer, f, to: &out) { return }
-        let start = out.count
-        appendZeros(frames * channels * width, to: &out)
-        if buffer.commonFormat == .float32, encodeFloatFast(buffer, f, into: &out, at: start) { return }
-        out.withUnsafeMutableBytes { raw in
-            let dst = raw.baseAddress! + start
-            let stride = buffer.stride
-            switch buffer.commonFormat {
-            case .float32:
-                buffer.withUnsafeMutableSamples(Float.self) { src in
-                    for c in 0..<channels {
-                        let base = buffer.channelStart(c)
-                        for i in 0..<frames {
-                            put(float: src[base + i * stride], at: dst + (i * channels + c) * width, f, isG711: isG711, width: width)
-                        }
+        let width = sampleWidth(f)
+        if writeVerbatim(buffer, start, frames, f, to: dst) { return }
+        if buffer.commonFormat == .float32, writeFloatFast(buffer, start, frames, f, to: dst) { return }
+        let stride = buffer.stride, step = dst.frameStride
+        switch buffer.commonFormat {
+        case .float32:
+            buffer.withUnsafeMutableSamples(Float.self) { src in
+                for c in 0..<channels {
+                    let base = buffer.channelStart(c) + start * stride, o = dst.channel(c)
+                    for i in 0..<frames {
+                        put(float: src[base + i * stride], at: o + i * step, f, isG711: isG711, width: width)
                     }
                 }
-            case .int32:
-                buffer.withUnsafeMutableSamples(Int32.self) { src in
-                    for c in 0..<channels {
-                        let base = buffer.channelStart(c)
-                        for i in 0..<frames {
-                            put(int32: src[base + i * stride], at: dst + (i * channels + c) * width, f, isG711: isG711, width: width)
-                        }
+            }
+        case .int32:
+            buffer.withUnsafeMutableSamples(Int32.self) { src in
+                for c in 0..<channels {
+                    let base = buffer.channelStart(c) + start * stride, o = dst.channel(c)
+                    for i in 0..<frames {
+                        put(int32: src[base + i * stride], at: o + i * step, f, isG711: isG711, width: width)
                     }
                 }
-            case .int16:
-                buffer.withUnsafeMutableSamples(Int16.self) { src in
-                    for c in 0..<channels {
-                        let base = buffer.channelStart(c)
-                        for i in 0..<frames {
-                            put(int32: Int32(src[base + i * stride]) << 16, at: dst + (i * channels + c) * width, f,
-                                isG711: isG711, width: width)
-                        }
+            }
+        case .int16:
+            buffer.withUnsafeMutableSamples(Int16.self) { src in
+                for c in 0..<channels {
+                    let base = buffer.channelStart(c) + start * stride, o = dst.channel(c)
+                    for i in 0..<frames {
+                        put(int32: Int32(src[base + i * stride]) << 16, at: o + i * step, f, isG711: isG711, width: width)
                     }
                 }
             }
         }
     }
 
-    /// When the buffer already holds the output's bytes (interleaved, native endian, same
-    /// width), one copy does it.
-    private static func appendVerbatim(_ buffer: PCMBuffer, _ f: StreamDescription, to out: inout [UInt8]) -> Bool {
-        guard buffer.isInterleaved || buffer.channelCount == 1, f.isPCM,
-              f.isBigEndian == (1.bigEndian == 1), f.formatFlags.contains(.isPacked) else { return false }
+    /// When the buffer already holds the output's samples (native endian, same width), copies
+    /// them: one copy when both sides are interleaved alike or mono, one per channel when both
+    /// are planar, sample by sample otherwise.
+    private static func writeVerbatim(_ buffer: PCMBuffer, _ start: Int, _ frames: Int, _ f: StreamDescription,
+                                      to dst: SampleDestination) -> Bool
+    {
+        guard f.isPCM, f.isBigEndian == (1.bigEndian == 1), f.formatFlags.contains(.isPacked) else { return false }
         let matches: Bool
         switch buffer.commonFormat {
         case .float32: matches = f.isFloat && f.bitsPerChannel == 32
@@ -76,8 +170,28 @@ public enum PCMEncoder {
         case .int32: matches = !f.isFloat && f.isSignedInteger && f.bitsPerChannel == 32
         }
         guard matches else { return false }
-        let count = buffer.frameLength * buffer.channelCount * buffer.commonFormat.bytesPerSample
-        buffer.withUnsafeMutableRawBytes { src in out.append(contentsOf: UnsafeRawBufferPointer(rebasing: src[0..<count])) }
+        let bps = buffer.commonFormat.bytesPerSample, channels = buffer.channelCount
+        let sourceStep = buffer.stride * bps
+        buffer.withUnsafeMutableRawBytes { raw in
+            let src = raw.baseAddress!
+            if sourceStep == dst.frameStride && (buffer.isInterleaved || channels == 1) {
+                // Interleaved into interleaved (or mono into one buffer): one block.
+                dst.channel(0).copyMemory(from: src + start * sourceStep, byteCount: frames * sourceStep)
+                return
+            }
+            for c in 0..<channels {
+                let s = src + (buffer.channelStart(c) + start * buffer.stride) * bps, o = dst.channel(c)
+                if sourceStep == bps && dst.frameStride == bps {
+                    o.copyMemory(from: s, byteCount: frames * bps)
+                } else if bps == 4 {
+                    for i in 0..<frames { o.storeBytes(of: s.load(fromByteOffset: i * sourceStep, as: UInt32.self),
+                                                       toByteOffset: i * dst.frameStride, as: UInt32.self) }
+                } else {
+                    for i in 0..<frames { o.storeBytes(of: s.load(fromByteOffset: i * sourceStep, as: UInt16.self),
+                                                       toByteOffset: i * dst.frameStride, as: UInt16.self) }
+                }
+            }
+        }
         return true
     }
 
@@ -85,7 +199,9 @@ public enum PCMEncoder {
     /// endianness: the resampler's and mixer's usual last step, in one tight loop per channel.
     /// The same values as `put(float:)`: scaling by a power of two is exact in Float, and so is
     /// rounding to an integer.
-    private static func encodeFloatFast(_ buffer: PCMBuffer, _ f: StreamDescription, into out: inout [UInt8], at start: Int) -> Bool {
+    private static func writeFloatFast(_ buffer: PCMBuffer, _ start: Int, _ frames: Int, _ f: StreamDescription,
+                                       to dst: SampleDestination) -> Bool
+    {
         guard f.isPCM, f.formatFlags.contains(.isPacked) || f.bitsPerChannel == f.bytesPerSample * 8 else { return false }
         let width = Int(f.bytesPerSample), bits = Int(f.bitsPerChannel)
         let isFloat = f.isFloat
@@ -93,56 +209,53 @@ public enum PCMEncoder {
             return false
         }
         let swap = f.isBigEndian != (1.bigEndian == 1)
-        let frames = buffer.frameLength, channels = buffer.channelCount, stride = buffer.stride
+        let channels = buffer.channelCount, stride = buffer.stride
+        let step = dst.frameStride
         buffer.withUnsafeMutableSamples(Float.self) { src in
-            out.withUnsafeMutableBytes { raw in
-                let dst = raw.baseAddress! + start
-                for c in 0..<channels {
-                    let base = src.baseAddress! + buffer.channelStart(c)
-                    var o = dst + c * width
-                    let step = channels * width
-                    if isFloat {
-                        for i in 0..<frames {
-                            let v = base[i * stride].bitPattern
-                            o.storeBytes(of: swap ? v.byteSwapped : v, as: UInt32.self)
-                            o += step
-                        }
-                        continue
+            for c in 0..<channels {
+                let base = src.baseAddress! + buffer.channelStart(c) + start * stride
+                var o = dst.channel(c)
+                if isFloat {
+                    for i in 0..<frames {
+                        let v = base[i * stride].bitPattern
+                        o.storeBytes(of: swap ? v.byteSwapped : v, as: UInt32.self)
+                        o += step
                     }
-                    let scale = Float(sign: .plus, exponent: bits - 1, significand: 1)
-                    switch width {
-                    case 2:
-                        for i in 0..<frames {
-                            let y = max(-32768, min(32767, (base[i * stride] * scale).rounded(.toNearestOrEven)))
-                            let v = UInt16(bitPattern: Int16(y))
-                            o.storeBytes(of: swap ? v.byteSwapped : v, as: UInt16.self)
-                            o += step
+                    continue
+                }
+                let scale = Float(sign: .plus, exponent: bits - 1, significand: 1)
+                switch width {
+                case 2:
+                    for i in 0..<frames {
+                        let y = max(-32768, min(32767, (base[i * stride] * scale).rounded(.toNearestOrEven)))
+                        let v = UInt16(bitPattern: Int16(y))
+                        o.storeBytes(of: swap ? v.byteSwapped : v, as: UInt16.self)
+                        o += step
+                    }
+                case 3:
+                    for i in 0..<frames {
+                        let y = max(-8_388_608, min(8_388_607, (base[i * stride] * scale).rounded(.toNearestOrEven)))
+                        let v = UInt32(bitPattern: Int32(y))
+                        if swap {
+                            o.storeBytes(of: UInt8(truncatingIfNeeded: v >> 16), as: UInt8.self)
+                            o.storeBytes(of: UInt8(truncatingIfNeeded: v >> 8), toByteOffset: 1, as: UInt8.self)
+                            o.storeBytes(of: UInt8(truncatingIfNeeded: v), toByteOffset: 2, as: UInt8.self)
+                        } else {
+                            o.storeBytes(of: UInt8(truncatingIfNeeded: v), as: UInt8.self)
+                            o.storeBytes(of: UInt8(truncatingIfNeeded: v >> 8), toByteOffset: 1, as: UInt8.self)
+                            o.storeBytes(of: UInt8(truncatingIfNeeded: v >> 16), toByteOffset: 2, as: UInt8.self)
                         }
-                    case 3:
-                        for i in 0..<frames {
-                            let y = max(-8_388_608, min(8_388_607, (base[i * stride] * scale).rounded(.toNearestOrEven)))
-                            let v = UInt32(bitPattern: Int32(y))
-                            if swap {
-                                o.storeBytes(of: UInt8(truncatingIfNeeded: v >> 16), as: UInt8.self)
-                                o.storeBytes(of: UInt8(truncatingIfNeeded: v >> 8), toByteOffset: 1, as: UInt8.self)
-                                o.storeBytes(of: UInt8(truncatingIfNeeded: v), toByteOffset: 2, as: UInt8.self)
-                            } else {
-                                o.storeBytes(of: UInt8(truncatingIfNeeded: v), as: UInt8.self)
-                                o.storeBytes(of: UInt8(truncatingIfNeeded: v >> 8), toByteOffset: 1, as: UInt8.self)
-                                o.storeBytes(of: UInt8(truncatingIfNeeded: v >> 16), toByteOffset: 2, as: UInt8.self)
-                            }
-                            o += step
-                        }
-                    default:
-                        for i in 0..<frames {
-                            let y = (base[i * stride] * scale).rounded(.toNearestOrEven)
-                            // 2^31 itself is the first Float past Int32.max; NaN goes to the top,
-                            // as the clamps of the narrower widths send it.
-                            let n: Int32 = y >= 2_147_483_648 || y.isNaN ? .max : y <= -2_147_483_648 ? .min : Int32(y)
-                            let v = UInt32(bitPattern: n)
-                            o.storeBytes(of: swap ? v.byteSwapped : v, as: UInt32.self)
-                            o += step
-                        }
+                        o += step
+                    }
+                default:
+                    for i in 0..<frames {
+                        let y = (base[i * stride] * scale).rounded(.toNearestOrEven)
+                        // 2^31 itself is the first Float past Int32.max; NaN goes to the top,
+                        // as the clamps of the narrower widths send it.
+                        let n: Int32 = y >= 2_147_483_648 || y.isNaN ? .max : y <= -2_147_483_648 ? .min : Int32(y)
+                        let v = UInt32(bitPattern: n)
+                        o.storeBytes(of: swap ? v.byteSwapped : v, as: UInt32.self)
+                        o += step
                     }
                 }
             }
@@ -240,19 +353,5 @@ public enum G711 {
             code = exponent << 4 | (s >> exponent) & 0x0F
         }
         return UInt8((sign | code) ^ 0x55)
-    }
-}
-
-/// 64 KiB of zeros to append from: `append(contentsOf:)` copies a raw buffer with one
-/// memcpy, where a `repeatElement` goes element by element.
-nonisolated(unsafe) private let zeroBlock = UnsafeRawBufferPointer(UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16).initializeMemory(as: UInt8.self, repeating: 0))
-
-/// Appends `count` zero bytes to `out`, growing it geometrically as `append` does.
-private func appendZeros(_ count: Int, to out: inout [UInt8]) {
-    var left = count
-    while left > 0 {
-        let n = min(left, zeroBlock.count)
-        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: zeroBlock[0..<n]))
-        left -= n
     }
 }

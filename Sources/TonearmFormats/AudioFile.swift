@@ -352,6 +352,41 @@ public final class AudioFile {
         return (data, descriptions)
     }
 
+    /// Reads whole packets into arrays the caller keeps from read to read, as
+    /// ``readPacketData(startingAt:count:)`` does, but reusing their storage: a reader that
+    /// passes the same two arrays each time allocates nothing once they have grown to size.
+    /// `data` holds exactly the packets' bytes afterwards; `descriptions` their places for
+    /// packets of varying size, and nothing for constant-size packets. Returns the packet
+    /// count (fewer at the end of the data); throws -39 (`.endOfFile`) at or past the end.
+    public func readPacketData(startingAt start: Int64, count: Int, into data: inout [UInt8],
+                               descriptions: inout [PacketDescription]) throws(AudioError) -> Int
+    {
+        if count == 0 {
+            descriptions = try emptyRead(startingAt: start) ?? []
+            data.removeAll(keepingCapacity: true)
+            return 0
+        }
+        if let gathered = try gatheredPackets(startingAt: start, count: count) {
+            // Packets the parser gathers from pages (Ogg, Matroska laces…) come in new arrays.
+            data = gathered.data
+            descriptions = gathered.descriptions
+            return gathered.descriptions.count
+        }
+        let (range, n, _) = try packetRange(startingAt: start, count: count, descriptions: &descriptions)
+        let want = Int(range.upperBound - range.lowerBound)
+        if data.count > want {
+            data.removeLast(data.count - want)
+        } else if data.count < want {
+            // Room for twice as much, so that reads whose size varies stop growing it soon.
+            if data.capacity < want { data.reserveCapacity(2 * want) }
+            data.append(zeros: want - data.count)
+        }
+        let source = source!
+        let got = try data.withMutableBytes { (raw) throws(AudioError) in try source.read(at: range.lowerBound, into: raw) }
+        guard got == want else { throw AudioError(.endOfFile, "the file ends inside packet data") }
+        return n
+    }
+
     /// Reads whole packets into a caller's buffer without allocating the data
     /// (`AudioFileReadPacketData` with `ioNumBytes`); returns the byte and packet counts.
     ///
@@ -427,14 +462,32 @@ public final class AudioFile {
 
     /// Descriptions counted from the lowest start among them (`lowest`), and the bytes they span.
     static func rebased(_ table: ArraySlice<PacketDescription>) -> (descriptions: [PacketDescription], bytes: Int, lowest: Int64) {
-        guard let first = table.map(\.startOffset).min(), let end = table.map({ $0.startOffset + Int64($0.dataByteSize) }).max() else {
-            return ([], 0, 0)
+        var descriptions: [PacketDescription] = []
+        let (bytes, lowest) = rebase(table, into: &descriptions)
+        return (descriptions, bytes, lowest)
+    }
+
+    /// `rebased` into an array the caller keeps (its capacity reused): the table's entries
+    /// relative to the lowest start, the bytes from that start to the highest end, and the
+    /// lowest start.
+    static func rebase(_ table: ArraySlice<PacketDescription>, into descriptions: inout [PacketDescription])
+        -> (bytes: Int, lowest: Int64)
+    {
+        descriptions.removeAll(keepingCapacity: true)
+        guard !table.isEmpty else { return (0, 0) }
+        // Through a buffer pointer: iterating a slice unspecialised (a debug build) allocates.
+        return table.withUnsafeBufferPointer { t in
+            var first = Int64.max, end = Int64.min
+            for i in 0..<t.count {
+                first = min(first, t[i].startOffset)
+                end = max(end, t[i].startOffset + Int64(t[i].dataByteSize))
+            }
+            for i in 0..<t.count {
+                descriptions.append(PacketDescription(startOffset: t[i].startOffset - first, variableFramesInPacket: t[i].variableFramesInPacket,
+                                                      dataByteSize: t[i].dataByteSize))
+            }
+            return (Int(end - first), first)
         }
-        let descriptions = table.map {
-            PacketDescription(startOffset: $0.startOffset - first, variableFramesInPacket: $0.variableFramesInPacket,
-                              dataByteSize: $0.dataByteSize)
-        }
-        return (descriptions, Int(end - first), first)
     }
 
     /// The parser's table entries for packets `start ..< start + count` (offsets from the data offset).
@@ -459,6 +512,16 @@ public final class AudioFile {
     private func packetRange(startingAt start: Int64, count: Int) throws(AudioError)
         -> (Range<Int64>, Int, [PacketDescription]?)
     {
+        var descriptions: [PacketDescription] = []
+        let (range, n, variable) = try packetRange(startingAt: start, count: count, descriptions: &descriptions)
+        return (range, n, variable ? descriptions : nil)
+    }
+
+    /// The bytes of packets `start ..< start + count` (fewer at the end), and for packets of
+    /// varying size their descriptions relative to the range's start, in `descriptions`.
+    private func packetRange(startingAt start: Int64, count: Int, descriptions: inout [PacketDescription]) throws(AudioError)
+        -> (Range<Int64>, Int, variable: Bool)
+    {
         try checkOpen()
         guard let parser, source != nil else { throw AudioError(.permissions, "the file is open for writing only") }
         let p = parser.properties
@@ -471,13 +534,14 @@ public final class AudioFile {
         if let f = p.dataFormat, f.bytesPerPacket > 0 {
             let bpp = Int64(f.bytesPerPacket)
             let lo = dataOffset + start * bpp
-            return (lo..<(lo + Int64(n) * bpp), n, nil)
+            descriptions.removeAll(keepingCapacity: true)
+            return (lo..<(lo + Int64(n) * bpp), n, false)
         }
         let slice = try parserTable(start: start, count: n)
         // A table need not be in file order; the range covers every packet asked for.
-        let (descriptions, bytes, lowest) = AudioFile.rebased(slice)
+        let (bytes, lowest) = AudioFile.rebase(slice, into: &descriptions)
         let first = dataOffset + lowest
-        return (first..<(first + Int64(bytes)), n, descriptions)
+        return (first..<(first + Int64(bytes)), n, true)
     }
 
     /// Reads bytes of audio data, counted from the data offset (`AudioFileReadBytes`).

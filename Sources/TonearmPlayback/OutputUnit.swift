@@ -1,24 +1,5 @@
 import TonearmCore
 
-/// The buffers a render callback fills: one for interleaved audio, one per channel for planar
-/// audio, as Apple's `AudioBufferList`. `data[0].count` is the byte size to fill
-/// (`mDataByteSize`), `data[0].baseAddress` the memory (`mData`).
-public struct AudioBufferList {
-    private let buffers: UnsafeMutablePointer<UnsafeMutableRawBufferPointer>
-    /// How many buffers there are (`mNumberBuffers`).
-    public let count: Int
-
-    init(_ buffers: UnsafeMutablePointer<UnsafeMutableRawBufferPointer>, count: Int) {
-        self.buffers = buffers
-        self.count = count
-    }
-
-    public subscript(index: Int) -> UnsafeMutableRawBufferPointer {
-        precondition(index >= 0 && index < count, "buffer index out of range")
-        return buffers[index]
-    }
-}
-
 /// When a render call happens: the device's sample time (frames rendered before this call)
 /// and the host time in nanoseconds of the monotonic clock.
 public struct AudioTimeStamp: Sendable, Hashable {

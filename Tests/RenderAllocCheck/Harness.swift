@@ -8,18 +8,24 @@ import TonearmCore
 /// One render path to measure: `body` starts something that renders through the backend it is
 /// given, calls `backend.waitUntilMeasured(scenario:)`, then stops it.
 struct Scenario {
+    /// A render path (counted on the device thread, per render), or a read path (counted on
+    /// the calling thread over the reads it makes; see ReadScenarios.swift).
+    enum Kind { case render, reads }
+
     let name: String
+    let kind: Kind
     /// Heap calls each render should make: zero, except in the controls, which allocate on
     /// purpose to show that the counter sees it.
     let expectedPerRender: (allocations: Int, frees: Int)
     let backend: CountingOutputBackend
     let body: (CountingOutputBackend) throws -> Void
 
-    init(_ name: String, expectedPerRender: (allocations: Int, frees: Int) = (0, 0),
+    init(_ name: String, kind: Kind = .render, expectedPerRender: (allocations: Int, frees: Int) = (0, 0),
          backend: CountingOutputBackend = CountingOutputBackend(),
          _ body: @escaping (CountingOutputBackend) throws -> Void)
     {
         self.name = name
+        self.kind = kind
         self.expectedPerRender = expectedPerRender
         self.backend = backend
         self.body = body
@@ -36,7 +42,7 @@ struct Scenario {
 /// A scenario that fails prints `"error":"…"` instead of counts; exit status 1 then.
 enum Harness {
     static func main(arguments: [String]) -> Never {
-        let scenarios = allScenarios
+        let scenarios = allScenarios + readScenarios
         if arguments.contains("--list") {
             for s in scenarios { print(s.name) }
             exit(0)
@@ -62,6 +68,12 @@ enum Harness {
             } catch {
                 failed = true
                 line(s.name, ["\"error\":" + quoted("\(error)")])
+                continue
+            }
+            if s.kind == .reads {
+                let t = AllocationCounter.totals
+                line(s.name, ["\"reads\":\(measuredReads)", "\"allocations\":\(t.allocations)", "\"frees\":\(t.frees)",
+                              "\"bytes\":\(t.bytes)"])
                 continue
             }
             guard s.backend.progress.isDone else {

@@ -129,6 +129,81 @@ final class ExtAudioFileTests: XCTestCase {
         XCTAssertTrue(try readAll(r) == s16)
     }
 
+    /// The converter writes straight into the caller's memory: a planar PCMBuffer, an
+    /// AudioBufferList of one buffer per channel, and one interleaved buffer give the same
+    /// samples as the byte reads, block by block of odd sizes, with and without resampling.
+    func testReadsIntoBuffersAndBufferListsMatchTheByteReads() throws {
+        let path = fixturesDirectory + "/mp3dec/lame_cbr320_stereo.mp3"
+        for rate in [0.0, 48000] {
+            for interleaved in [false, true] {
+                let client = StreamDescription.float32(sampleRate: rate, channels: 2, interleaved: interleaved)
+                let reference = try ExtAudioFile(path: path)
+                try reference.setClientDataFormat(.float32(sampleRate: rate, channels: 2, interleaved: true))
+                let bytes = try readAll(reference, chunk: 4096)
+                let expected = bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+                let frames = expected.count / 2
+                XCTAssertEqual(Int64(frames), reference.clientLengthFrames)
+
+                // A PCMBuffer, refilled from frame 0 each time.
+                let viaBuffer = try ExtAudioFile(path: path)
+                try viaBuffer.setClientDataFormat(client)
+                let buffer = try XCTUnwrap(PCMBuffer(format: viaBuffer.clientDataFormat, frameCapacity: 1001))
+                var got: [Float] = []
+                while true {
+                    buffer.frameLength = 0
+                    let n = try viaBuffer.read(into: buffer)
+                    if n == 0 { break }
+                    XCTAssertEqual(n, buffer.frameLength)
+                    let l = buffer.floatSamples(channel: 0), r = buffer.floatSamples(channel: 1)
+                    for i in 0..<n { got += [l[i], r[i]] }
+                }
+                XCTAssertEqual(got, expected, "PCMBuffer, rate \(rate), interleaved \(interleaved)")
+
+                // The caller's own memory, as an AudioBufferList.
+                let viaList = try ExtAudioFile(path: path)
+                try viaList.setClientDataFormat(client)
+                let block = 777
+                var left = [Float](repeating: .nan, count: block * 2), right = left
+                got = []
+                while true {
+                    let n = try left.withUnsafeMutableBytes { l in
+                        try right.withUnsafeMutableBytes { r in
+                            var buffers = interleaved ? [l] : [UnsafeMutableRawBufferPointer(rebasing: l[0..<block * 4]), r]
+                            return try buffers.withUnsafeMutableBufferPointer { try viaList.read(frames: block, into: AudioBufferList($0)) }
+                        }
+                    }
+                    if n == 0 { break }
+                    for i in 0..<n { got += interleaved ? [left[2 * i], left[2 * i + 1]] : [left[i], right[i]] }
+                }
+                XCTAssertEqual(got, expected, "AudioBufferList, rate \(rate), interleaved \(interleaved)")
+                XCTAssertEqual(viaList.tell(), Int64(frames))
+            }
+        }
+    }
+
+    func testBufferListReadsCheckTheList() throws {
+        let f = try ExtAudioFile(path: fixturesDirectory + "/flac/flac_default.flac")
+        try f.setClientDataFormat(.float32(sampleRate: 0, channels: 2))    // planar: two buffers
+        var memory = [UInt8](repeating: 0, count: 4096)
+        try memory.withUnsafeMutableBytes { raw in
+            var one = [raw]
+            try one.withUnsafeMutableBufferPointer { list in
+                XCTAssertThrowsError(try f.read(frames: 100, into: AudioBufferList(list))) {
+                    XCTAssertEqual(($0 as? AudioError)?.code, .parameter)
+                }
+            }
+            var two = [UnsafeMutableRawBufferPointer(rebasing: raw[0..<2048]), UnsafeMutableRawBufferPointer(rebasing: raw[2048..<2400])]
+            try two.withUnsafeMutableBufferPointer { list in
+                // 100 Float32 frames need 400 bytes per channel; the second buffer holds 352.
+                XCTAssertThrowsError(try f.read(frames: 100, into: AudioBufferList(list))) {
+                    XCTAssertEqual(($0 as? AudioError)?.code, .invalidOutputSize)
+                }
+                XCTAssertEqual(try f.read(frames: 88, into: AudioBufferList(list)), 88)
+            }
+        }
+        XCTAssertEqual(f.tell(), 88)
+    }
+
     func testResamplingToSpeechFormatGivesTheRatioLength() throws {
         let f = try ExtAudioFile(path: packageRoot + "/Samples/tone-stereo.wav")
         try f.setClientDataFormat(.pcm(sampleRate: 16000, channels: 1, bits: 32, isFloat: true))

@@ -1,10 +1,11 @@
 import Foundation
 import XCTest
 
-/// The render paths never allocate: RenderAllocCheck (Tests/RenderAllocCheck) interposes glibc's
-/// malloc family, plays each path into a sink that counts the calls the device thread makes
-/// between two device writes, and prints the counts. It runs in its own process, so the
-/// interposer never touches this one.
+/// The render paths and ExtAudioFile's steady-state reads never allocate: RenderAllocCheck
+/// (Tests/RenderAllocCheck) interposes glibc's malloc family, plays each path into a sink that
+/// counts the calls the device thread makes between two device writes (and counts the calls
+/// a reading thread makes over its reads), and prints the counts. It runs in its own process,
+/// so the interposer never touches this one.
 final class RenderAllocationTests: XCTestCase {
     /// One line of the harness's output.
     struct Line: Decodable {
@@ -17,6 +18,7 @@ final class RenderAllocationTests: XCTestCase {
         var renders: Int?
         var framesPerRender: Int?
         var audibleRenders: Int?
+        var reads: Int?
         var allocations: Int?
         var frees: Int?
         var bytes: Int?
@@ -35,6 +37,13 @@ final class RenderAllocationTests: XCTestCase {
         for s in scenarios {
             let name = s.scenario ?? "?"
             if let error = s.error { XCTFail("\(name): \(error)"); continue }
+            if let reads = s.reads {
+                // A read path: ExtAudioFile reads in steady state allocate and free nothing.
+                XCTAssertGreaterThanOrEqual(reads, 50, name)
+                XCTAssertEqual(s.allocations, 0, "\(name): heap allocations in \(reads) reads")
+                XCTAssertEqual(s.frees, 0, "\(name): frees in \(reads) reads")
+                continue
+            }
             let renders = try XCTUnwrap(s.renders, name)
             XCTAssertEqual(renders, 200, name)
             XCTAssertEqual(s.framesPerRender, 512, name)
@@ -54,7 +63,9 @@ final class RenderAllocationTests: XCTestCase {
         for required in ["outputunit-int16-interleaved", "outputunit-float32-planar", "outputunit-int16-to-float32-device",
                          "audioqueue-int16", "audioqueue-int16-realtime", "audioengine-player-node",
                          "audioengine-player-node-realtime", "audioplayer-two-wav-files",
-                         "control-allocating-callback", "control-c-allocations"]
+                         "control-allocating-callback", "control-c-allocations",
+                         "extaudiofile-read-wav-to-float32-planar", "extaudiofile-read-wav-resampled-48k",
+                         "extaudiofile-read-flac-to-int16", "extaudiofile-read-mp3-to-float32-planar"]
         {
             XCTAssertTrue(names.contains(required), "scenario \(required) did not run")
         }

@@ -42,6 +42,11 @@ public final class FLACDecoder: AudioDecoder {
     private var residual: [Int32]
     /// One frame of little-endian samples for the MD5.
     private var md5Bytes: [UInt8] = []
+    /// The packets of one decode call, their headers, and the bytes of the frame being
+    /// decoded: kept for their storage.
+    private var packets: [UnsafeRawBufferPointer] = []
+    private var headers: [FLACFrameHeader] = []
+    private var frameBytes: [UInt8] = []
     private var md5 = MD5()
     private var md5Broken = false
 
@@ -116,12 +121,14 @@ public final class FLACDecoder: AudioDecoder {
     {
         // Frames have no fixed size: without descriptions, the bytes are one frame.
         let layout = try PacketLayout(variableSize: data, packetCount: packetCount, descriptions: descriptions, codec: "FLAC")
-        let packets = (0..<layout.count).map(layout.packet)
+        // Into arrays kept from call to call, so that steady decoding allocates nothing.
+        packets.removeAll(keepingCapacity: true)
+        headers.removeAll(keepingCapacity: true)
+        for i in 0..<layout.count { packets.append(layout.packet(i)) }
         // Check every header first so that a bad frame leaves the output untouched.
-        var headers: [FLACFrameHeader] = []
-        headers.reserveCapacity(packets.count)
         var total = 0
-        for p in packets {
+        for i in 0..<packets.count {
+            let p = packets[i]
             guard let base = p.baseAddress, case .header(let h) = FLACFrameHeader.parse(base, count: p.count) else {
                 throw AudioError(.codecBadData, "a FLAC frame of \(p.count) bytes does not start with a valid frame header")
             }
@@ -143,8 +150,9 @@ public final class FLACDecoder: AudioDecoder {
         }
         try output.checkRoom(for: total, channels: channels, sampleFormat: sampleFormat)
         var written = 0
-        for (p, h) in zip(packets, headers) {
-            let bits = try decodeFrame(p, header: h)
+        for i in 0..<packets.count {
+            let h = headers[i]
+            let bits = try decodeFrame(packets[i], header: h)
             switch sampleFormat {
             case .int16: output.withWriter(Int16.self) { emit(h, bits: bits, into: $0.advanced(by: written)) }
             case .float32: output.withWriter(Float.self) { emit(h, bits: bits, into: $0.advanced(by: written)) }
@@ -163,7 +171,9 @@ public final class FLACDecoder: AudioDecoder {
     private func decodeFrame(_ p: UnsafeRawBufferPointer, header h: FLACFrameHeader) throws(AudioError) -> Int {
         let bits = h.bitsPerSample == 0 ? bitsPerSample : h.bitsPerSample
         // Bits up to the CRC-16; the header is already checked.
-        var r = BitReader(Array(p), byteOffset: h.length, byteCount: p.count - 2 - h.length)
+        frameBytes.removeAll(keepingCapacity: true)
+        frameBytes.append(contentsOf: p)
+        var r = BitReader(frameBytes, byteOffset: h.length, byteCount: p.count - 2 - h.length)
         let n = h.blockSize, stride = maximumFramesPerPacket
         try samples.withUnsafeMutableBufferPointer { (s) throws(AudioError) in
             try residual.withUnsafeMutableBufferPointer { (res) throws(AudioError) in

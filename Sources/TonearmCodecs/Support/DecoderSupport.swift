@@ -26,7 +26,8 @@ struct PacketLayout {
             guard descriptions.count >= packetCount else {
                 throw AudioError(.invalidInputSize, "\(packetCount) packets but \(descriptions.count) packet descriptions")
             }
-            for d in descriptions.prefix(packetCount) {
+            for i in 0..<packetCount {
+                let d = descriptions[i]
                 guard d.startOffset >= 0, d.startOffset <= Int64(dataCount),
                       Int64(d.dataByteSize) <= Int64(dataCount) - d.startOffset
                 else {
@@ -74,10 +75,11 @@ extension PacketLayout {
         if descriptions == nil && packetCount > 1 {
             throw AudioError(.requiresPacketDescriptions, "\(codec) frames vary in size: \(packetCount) packets need descriptions")
         }
-        // One undescribed packet is all the bytes, even none (which the codec then refuses).
-        let whole = [PacketDescription(startOffset: 0, variableFramesInPacket: 0, dataByteSize: UInt32(clamping: data.count))]
-        try self.init(data, packetCount: packetCount, descriptions: descriptions ?? (packetCount == 1 ? whole : nil),
-                      bytesPerPacket: max(1, data.count), allowsShortLastPacket: false)
+        // One undescribed packet is all the bytes, even none (which the codec then refuses);
+        // that array is made only then.
+        let described = descriptions
+            ?? (packetCount == 1 ? [PacketDescription(startOffset: 0, variableFramesInPacket: 0, dataByteSize: UInt32(clamping: data.count))] : nil)
+        try self.init(data, packetCount: packetCount, descriptions: described, bytesPerPacket: max(1, data.count), allowsShortLastPacket: false)
     }
 }
 
