@@ -284,13 +284,18 @@ enum ConvertCommand {
         if let tags = try? input.file.infoDictionary, !tags.isEmpty { try? writer.setInfo(tags) }
         let total = input.clientLengthFrames
         var progress = ProgressBar(console: console, label: "converting")
-        var bytes: [UInt8] = []
+        // One block of client frames, read into and written from in place: the reader's
+        // converter writes straight into it (the client format is interleaved: one buffer).
+        let block = 65536
+        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: block * Int(input.clientBytesFormat.bytesPerFrame), alignment: 16)
+        let buffers = UnsafeMutablePointer<UnsafeMutableRawBufferPointer>.allocate(capacity: 1)
+        buffers.initialize(to: bytes)
+        defer { bytes.deallocate(); buffers.deallocate() }
         var frames: Int64 = 0
         while true {
-            bytes.removeAll(keepingCapacity: true)
-            let n = try about(inPath) { () throws(AudioError) in try input.read(frames: 65536, into: &bytes) }
+            let n = try about(inPath) { () throws(AudioError) in try input.read(frames: block, into: AudioBufferList(buffers, count: 1)) }
             if n == 0 { break }
-            try about(outPath) { () throws(AudioError) in try writer.write(bytes, frames: n) }
+            try about(outPath) { () throws(AudioError) in try writer.write(UnsafeRawBufferPointer(bytes), frames: n) }
             frames += Int64(n)
             progress.update(frames, of: total)
         }
