@@ -62,6 +62,11 @@ import TonearmFFmpeg
 /// High's design reaches 150 dB but its Float rounding floor shows at −149 dB (48→16 kHz);
 /// Max in Float would stop near −151 dB, hence Double there.
 ///
+/// THD+N of a 997 Hz sine at −1 dBFS, 44.1→48 kHz (everything but the tone, fitted by least
+/// squares): 'norm' High −140.9 dB, 'bats' High −139.1 dB, 'bats' Max −150.0 dB. 'bats'
+/// High's filter in Double also gives −150.0 dB, the floor that Float input and output set:
+/// its Float accumulation costs the 11 dB.
+///
 /// Speed (44.1→48 kHz stereo, 10 minutes, one core, CPU time): 'norm' High 1.1 s, 'bats'
 /// High 2.7 s, 'line' 0.16 s; `sox rate -v` 2.4 s and `rate -h` 1.9 s (with 0.17 s of file
 /// reading), ffmpeg's swresample 0.57 s (0.36 s of it decoding and writing; its default
