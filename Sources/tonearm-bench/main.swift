@@ -154,6 +154,13 @@ cases.append(Case(name: "resample 44.1→48 kHz 'norm', \(seconds / 60) min",
                   ours: [tonearm, "convert", wav, out + "-48k.wav", "-d", "LEI16@48000"],
                   reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", wav, "-af", "aresample=48000", "-f", "s16le", out + "-48k.raw"],
                   referenceName: "ffmpeg swr (default)"))
+// The anchor of issue 21: soxr at precision 28 (its very-high quality: THD+N −150.0 dB on a
+// 997 Hz sine in Float, the Float floor), through ffmpeg on one thread.
+cases.append(Case(name: "resample 44.1→48 kHz 'bats', \(seconds / 60) min",
+                  ours: [tonearm, "convert", wav, out + "-48k.wav", "-d", "LEI16@48000", "--src-complexity", "bats"],
+                  reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", wav, "-af", "aresample=48000:resampler=soxr:precision=28",
+                              "-f", "s16le", out + "-48k-soxr.raw"],
+                  referenceName: "ffmpeg soxr precision 28"))
 // MP3 decoding to Float32, one thread each, every side writing to /dev/null (ours a Float32
 // WAV, the others raw f32le), so the figure is the decoder's and not the disk's: writing 1.3 GB
 // of samples to a file costs more than decoding them. mpg123 with --float decodes in floating
