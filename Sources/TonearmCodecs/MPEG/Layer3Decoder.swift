@@ -185,8 +185,8 @@ final class Layer3Decoder {
 
     // MARK: Scale factors
 
-    /// The long bands each scfsi bit covers.
-    private static let scfsiGroups = [0..<6, 6..<11, 11..<16, 16..<21]
+    /// The first long band each scfsi bit covers (bands 0–5, 6–10, 11–15, 16–20).
+    private static let scfsiGroupStarts = [0, 6, 11, 16, 21]
 
     private func readScaleFactorsMPEG1(_ r: inout MPEGBits, _ g: Layer3GranuleInfo, channel ch: Int, granule gr: Int) {
         let s1 = Layer3Tables.slen1[g.scalefacCompress], s2 = Layer3Tables.slen2[g.scalefacCompress]
@@ -204,10 +204,12 @@ final class Layer3Decoder {
             for w in 0..<3 { shortScale[ch][36 + w] = 0 }
         } else {
             let scfsi = ch == 0 ? sideInfo.scfsi.0 : sideInfo.scfsi.1
-            for (i, bands) in Self.scfsiGroups.enumerated() {
+            // Index loops, not enumerated(): a debug build allocates for generic iteration.
+            let starts = Self.scfsiGroupStarts
+            for i in 0..<4 {
                 if gr == 1 && scfsi >> (3 - i) & 1 == 1 { continue }
                 let len = i < 2 ? s1 : s2
-                for b in bands { longScale[ch][b] = r.read(len) }
+                for b in starts[i]..<starts[i + 1] { longScale[ch][b] = r.read(len) }
             }
             longScale[ch][21] = 0
         }
@@ -421,7 +423,8 @@ final class Layer3Decoder {
                     let width = short[b + 1] - short[b]
                     let start = short[b] * 3 + w * width
                     var found = false
-                    for j in stride(from: width - 1, through: 0, by: -1) where right[start + j] != 0 { found = true; break }
+                    var j = width - 1
+                    while j >= 0 { if right[start + j] != 0 { found = true; break }; j -= 1 }
                     if found { first = b + 1; anyShortNonzero = true; break }
                     b -= 1
                 }
