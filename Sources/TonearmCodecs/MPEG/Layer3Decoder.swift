@@ -307,7 +307,9 @@ final class Layer3Decoder {
     /// grouped by window).
     private func requantize(_ g: Layer3GranuleInfo, count n: Int, channel ch: Int, rate: Int, mpeg1: Bool) {
         let out = xr + ch * 576
-        out.update(repeating: 0, count: 576)
+        // The bands below tile lines 0..<n (in mixed blocks the long part ends where the
+        // short part starts, at every rate): only the lines above need zeros.
+        (out + n).update(repeating: 0, count: 576 - n)
         guard n > 0 else { return }
         let long = Layer3Tables.longBands[rate], short = Layer3Tables.shortBands[rate]
         let multiplier = g.scalefacScale ? 4 : 2
