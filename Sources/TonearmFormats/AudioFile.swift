@@ -375,7 +375,10 @@ public final class AudioFile {
         let (range, n, _) = try packetRange(startingAt: start, count: count, descriptions: &descriptions)
         let want = Int(range.upperBound - range.lowerBound)
         if data.count > want {
-            data.removeLast(data.count - want)
+            // Array's own removeAll, not the generic removeLast(_:): a debug build allocates
+            // the generic's witness tables the first time it shrinks, mid-stream.
+            data.removeAll(keepingCapacity: true)
+            data.append(zeros: want)
         } else if data.count < want {
             // Room for twice as much, so that reads whose size varies stop growing it soon.
             if data.capacity < want { data.reserveCapacity(2 * want) }

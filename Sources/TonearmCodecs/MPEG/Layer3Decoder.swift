@@ -24,13 +24,16 @@ final class Layer3Decoder {
     /// Main data bytes: the tail of earlier frames (the reservoir) and then this frame's.
     private let reservoir: UnsafeMutablePointer<UInt8>
     private var reservoirCount = 0
-    /// Per channel: the spectrum (576), the overlap of the IMDCT (576), the Huffman values.
+    /// Per channel: the spectrum (576), the overlap of the IMDCT (576, as `time`: 18 slots
+    /// × 32 subbands), the Huffman values.
     private let xr: UnsafeMutablePointer<Float>
     private let overlap: UnsafeMutablePointer<Float>
     private let quantized: UnsafeMutablePointer<Int32>
     /// One granule's IMDCT output, 18 time slots × 32 subbands, and scratch space.
     private let time: UnsafeMutablePointer<Float>
     private let scratch: UnsafeMutablePointer<Float>
+    /// The IMDCT's working values, four subbands to a vector.
+    private let lanes: UnsafeMutablePointer<SIMD4<Float>>
     /// Scale factors per channel: 22 long bands, and 13 short bands × 3 windows.
     private var longScale = [[Int]](repeating: [Int](repeating: 0, count: 22), count: 2)
     private var shortScale = [[Int]](repeating: [Int](repeating: 0, count: 39), count: 2)
@@ -44,8 +47,10 @@ final class Layer3Decoder {
     /// This decoder's copies of the tables its loops read, so that they read no globals.
     private let pow43: UnsafeMutablePointer<Float>
     private let gains: UnsafeMutablePointer<Float>
-    private let imdctLongMatrix: UnsafeMutablePointer<Float>
     private let imdctShortMatrix: UnsafeMutablePointer<Float>
+    private let oddScale: UnsafeMutablePointer<Float>
+    /// The IMDCT windows with its scaling and signs: block types 0, 1, 3 (36 each), then
+    /// the short window (12).
     private let windows: UnsafeMutablePointer<Float>
     private let alias: UnsafeMutablePointer<Float>
 
@@ -59,11 +64,10 @@ final class Layer3Decoder {
     init() {
         pow43 = Self.copy(Layer3Tables.pow43)
         gains = Self.copy(Layer3Tables.gains)
-        imdctLongMatrix = Self.copy(Layer3Tables.imdctLong)
         imdctShortMatrix = Self.copy(Layer3Tables.imdctShort)
-        // Block types 0, 1, 3 (36 each), then the short window (12).
-        windows = Self.copy(Layer3Tables.longWindows[0], Layer3Tables.longWindows[1], Layer3Tables.longWindows[2],
-                            Layer3Tables.shortWindow)
+        oddScale = Self.copy(Layer3Tables.imdctOddScale)
+        windows = Self.copy(Layer3Tables.imdctLongWindows[0], Layer3Tables.imdctLongWindows[1],
+                            Layer3Tables.imdctLongWindows[2], Layer3Tables.imdctShortWindow)
         alias = Self.copy(Layer3Tables.aliasCS, Layer3Tables.aliasCA)
         reservoir = .allocate(capacity: Self.reservoirCapacity + 8)
         reservoir.initialize(repeating: 0, count: Self.reservoirCapacity + 8)
@@ -77,10 +81,13 @@ final class Layer3Decoder {
         time.initialize(repeating: 0, count: 576)
         scratch = .allocate(capacity: 640)
         scratch.initialize(repeating: 0, count: 640)
+        lanes = .allocate(capacity: 64)
+        lanes.initialize(repeating: SIMD4<Float>(), count: 64)
     }
 
     deinit {
-        for p in [pow43, gains, imdctLongMatrix, imdctShortMatrix, windows, alias] { p.deallocate() }
+        for p in [pow43, gains, imdctShortMatrix, oddScale, windows, alias] { p.deallocate() }
+        lanes.deallocate()
         reservoir.deallocate()
         xr.deallocate()
         overlap.deallocate()
@@ -185,8 +192,8 @@ final class Layer3Decoder {
 
     // MARK: Scale factors
 
-    /// The long bands each scfsi bit covers.
-    private static let scfsiGroups = [0..<6, 6..<11, 11..<16, 16..<21]
+    /// The first long band each scfsi bit covers (bands 0–5, 6–10, 11–15, 16–20).
+    private static let scfsiGroupStarts = [0, 6, 11, 16, 21]
 
     private func readScaleFactorsMPEG1(_ r: inout MPEGBits, _ g: Layer3GranuleInfo, channel ch: Int, granule gr: Int) {
         let s1 = Layer3Tables.slen1[g.scalefacCompress], s2 = Layer3Tables.slen2[g.scalefacCompress]
@@ -204,10 +211,12 @@ final class Layer3Decoder {
             for w in 0..<3 { shortScale[ch][36 + w] = 0 }
         } else {
             let scfsi = ch == 0 ? sideInfo.scfsi.0 : sideInfo.scfsi.1
-            for (i, bands) in Self.scfsiGroups.enumerated() {
+            // Index loops, not enumerated(): a debug build allocates for generic iteration.
+            let starts = Self.scfsiGroupStarts
+            for i in 0..<4 {
                 if gr == 1 && scfsi >> (3 - i) & 1 == 1 { continue }
                 let len = i < 2 ? s1 : s2
-                for b in bands { longScale[ch][b] = r.read(len) }
+                for b in starts[i]..<starts[i + 1] { longScale[ch][b] = r.read(len) }
             }
             longScale[ch][21] = 0
         }
@@ -298,7 +307,9 @@ final class Layer3Decoder {
     /// grouped by window).
     private func requantize(_ g: Layer3GranuleInfo, count n: Int, channel ch: Int, rate: Int, mpeg1: Bool) {
         let out = xr + ch * 576
-        out.update(repeating: 0, count: 576)
+        // The bands below tile lines 0..<n (in mixed blocks the long part ends where the
+        // short part starts, at every rate): only the lines above need zeros.
+        (out + n).update(repeating: 0, count: 576 - n)
         guard n > 0 else { return }
         let long = Layer3Tables.longBands[rate], short = Layer3Tables.shortBands[rate]
         let multiplier = g.scalefacScale ? 4 : 2
@@ -421,7 +432,8 @@ final class Layer3Decoder {
                     let width = short[b + 1] - short[b]
                     let start = short[b] * 3 + w * width
                     var found = false
-                    for j in stride(from: width - 1, through: 0, by: -1) where right[start + j] != 0 { found = true; break }
+                    var j = width - 1
+                    while j >= 0 { if right[start + j] != 0 { found = true; break }; j -= 1 }
                     if found { first = b + 1; anyShortNonzero = true; break }
                     b -= 1
                 }
@@ -496,77 +508,151 @@ final class Layer3Decoder {
             end = min(576, max(end, bands * 18))
         }
         let active = min(32, (end + 17) / 18)
-        for sb in 0..<32 {
-            let o = ov + sb * 18
+        // Four subbands at a time; the IMDCT of a silent subband is silent, so a group
+        // with any active subband runs whole.
+        var sb = 0
+        while sb < 32 {
+            let o = ov + sb, out = time + sb
             if sb >= active {
                 // Nothing new: the overlap from the last granule sounds out.
-                for t in 0..<18 { time[t * 32 + sb] = o[t]; o[t] = 0 }
-            } else if g.isShort && !(g.mixed && sb < 2) {
-                imdctShort(x + sb * 18, overlap: o, subband: sb)
-            } else {
+                for t in 0..<18 {
+                    let v = Self.load(o + t * 32)
+                    Self.store(t & 1 == 1 ? v * Self.inversion : v, out + t * 32)
+                    Self.store(SIMD4<Float>(), o + t * 32)
+                }
+            } else if g.mixed && sb == 0 && (g.isShort || g.blockType != 0) {
                 // The mixed-block flag puts the two lowest subbands in the normal window
                 // whatever the block type (11172-3 2.4.2.7 mixed_block_flag): start and stop
-                // blocks may carry it too (the compliance stream si_block does).
-                let type = g.isShort || g.mixed && sb < 2 ? 0 : g.blockType
-                imdctLong(x + sb * 18, window: type == 0 ? 0 : type == 1 ? 1 : 2, overlap: o, subband: sb)
-            }
-            if sb & 1 == 1 {
-                var t = 1
-                while t < 18 { time[t * 32 + sb] = -time[t * 32 + sb]; t += 2 }
-            }
-        }
-    }
-
-    private func imdctLong(_ input: UnsafeMutablePointer<Float>, window: Int, overlap o: UnsafeMutablePointer<Float>, subband sb: Int) {
-        var a0 = SIMD4<Float>(), a1 = SIMD4<Float>(), a2 = SIMD4<Float>(), a3 = SIMD4<Float>(), a4 = SIMD4<Float>()
-        do {
-            let base = UnsafeRawPointer(imdctLongMatrix)
-            for k in 0..<18 {
-                let v = SIMD4<Float>(repeating: input[k])
-                let col = base + k * 80
-                a0 += v * col.loadUnaligned(as: SIMD4<Float>.self)
-                a1 += v * col.loadUnaligned(fromByteOffset: 16, as: SIMD4<Float>.self)
-                a2 += v * col.loadUnaligned(fromByteOffset: 32, as: SIMD4<Float>.self)
-                a3 += v * col.loadUnaligned(fromByteOffset: 48, as: SIMD4<Float>.self)
-                a4 += v * col.loadUnaligned(fromByteOffset: 64, as: SIMD4<Float>.self)
-            }
-        }
-        let y = scratch
-        UnsafeMutableRawPointer(y).storeBytes(of: a0, as: SIMD4<Float>.self)
-        UnsafeMutableRawPointer(y).storeBytes(of: a1, toByteOffset: 16, as: SIMD4<Float>.self)
-        UnsafeMutableRawPointer(y).storeBytes(of: a2, toByteOffset: 32, as: SIMD4<Float>.self)
-        UnsafeMutableRawPointer(y).storeBytes(of: a3, toByteOffset: 48, as: SIMD4<Float>.self)
-        UnsafeMutableRawPointer(y).storeBytes(of: a4, toByteOffset: 64, as: SIMD4<Float>.self)
-        // z[0…8] = y[0…8], z[9…17] = −y[8…0], z[18…26] = y[9…17], z[27…35] = y[17…9].
-        do {
-            let w = windows + window * 36
-            for i in 0..<9 {
-                time[i * 32 + sb] = y[i] * w[i] + o[i]
-                time[(17 - i) * 32 + sb] = -y[i] * w[17 - i] + o[17 - i]
-                o[i] = y[9 + i] * w[18 + i]
-                o[17 - i] = y[9 + i] * w[35 - i]
-            }
-        }
-    }
-
-    private func imdctShort(_ input: UnsafeMutablePointer<Float>, overlap o: UnsafeMutablePointer<Float>, subband sb: Int) {
-        let z = scratch
-        z.update(repeating: 0, count: 36)
-        do {
-            let m = imdctShortMatrix, win = windows + 108
-            do {
-                for w in 0..<3 {
-                    for i in 0..<12 {
-                        var s: Float = 0
-                        for k in 0..<6 { s += input[3 * k + w] * m[k * 12 + i] }
-                        z[6 + 6 * w + i] += s * win[i]
-                    }
+                // blocks may carry it too (the compliance stream si_block does). The group
+                // runs both ways and each lane takes its own.
+                let s = scratch
+                imdctLong(x, window: 0, overlap: o, time: s, overlapOut: s + 72, stride: 4)
+                if g.isShort {
+                    imdctShort(x, overlap: o, time: s + 144, overlapOut: s + 216, stride: 4)
+                } else {
+                    imdctLong(x, window: g.blockType == 1 ? 1 : 2, overlap: o, time: s + 144, overlapOut: s + 216, stride: 4)
                 }
+                for t in 0..<18 {
+                    out[t * 32] = s[t * 4]; out[t * 32 + 1] = s[t * 4 + 1]
+                    out[t * 32 + 2] = s[144 + t * 4 + 2]; out[t * 32 + 3] = s[144 + t * 4 + 3]
+                    o[t * 32] = s[72 + t * 4]; o[t * 32 + 1] = s[72 + t * 4 + 1]
+                    o[t * 32 + 2] = s[216 + t * 4 + 2]; o[t * 32 + 3] = s[216 + t * 4 + 3]
+                }
+            } else if g.isShort {
+                imdctShort(x + sb * 18, overlap: o, time: out, overlapOut: o, stride: 32)
+            } else {
+                let window = g.blockType == 0 ? 0 : g.blockType == 1 ? 1 : 2
+                imdctLong(x + sb * 18, window: window, overlap: o, time: out, overlapOut: o, stride: 32)
+            }
+            sb += 4
+        }
+    }
+
+    /// Frequency inversion: odd subbands' odd time slots change sign (a group starts even).
+    private static let inversion = SIMD4<Float>(1, -1, 1, -1)
+
+    @inline(__always)
+    private static func store(_ v: SIMD4<Float>, _ p: UnsafeMutablePointer<Float>) {
+        UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<Float>.self)
+    }
+
+    @inline(__always)
+    private static func load(_ p: UnsafePointer<Float>) -> SIMD4<Float> {
+        UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
+    }
+
+    /// The 9-point DCT-III of a[0…8] into t[0…8], four lanes at once:
+    /// t[n] = Σq a[q]·cos(π(2n + 1)q/18). Outputs n and 8 − n share their even-q and odd-q
+    /// sums up to a sign; the cosines of multiples of π/18 fold onto six (c1…c8 below) and
+    /// the exact ½ and √3/2.
+    @inline(__always)
+    private static func dct9(_ a: UnsafePointer<SIMD4<Float>>, _ t: UnsafeMutablePointer<SIMD4<Float>>) {
+        let c1: Float = 0.984807753012208, c2: Float = 0.9396926207859084, c4: Float = 0.766044443118978
+        let c5: Float = 0.6427876096865394, c7: Float = 0.3420201433256688, c8: Float = 0.17364817766693041
+        let half: Float = 0.5, root3: Float = 0.8660254037844386
+        let a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3], a4 = a[4], a5 = a[5], a6 = a[6], a7 = a[7], a8 = a[8]
+        let e0 = a0 + a6 * half, s3 = a3 * root3
+        var ev = e0 + a2 * c2 + a4 * c4 + a8 * c8, od = a1 * c1 + a5 * c5 + a7 * c7 + s3
+        t[0] = ev + od; t[8] = ev - od
+        ev = e0 - a2 * c8 - a4 * c2 + a8 * c4; od = a1 * c5 - a5 * c7 + a7 * c1 - s3
+        t[2] = ev + od; t[6] = ev - od
+        ev = e0 - a2 * c4 + a4 * c8 - a8 * c2; od = a1 * c7 + a5 * c1 - a7 * c5 - s3
+        t[3] = ev + od; t[5] = ev - od
+        ev = a0 - a6 + (a2 - a4 - a8) * half; od = (a1 - a5 - a7) * root3
+        t[1] = ev + od; t[7] = ev - od
+        t[4] = a0 - a2 + a4 - a6 + a8
+    }
+
+    /// The long IMDCT of four subbands (inputs at 18-line steps), windowed, added to the
+    /// overlap and frequency-inverted into `time`, its second half into `overlapOut` (both
+    /// slot t at t × `stride`; the overlap read is slot t at t × 32).
+    ///
+    /// Its core is the 18-point DCT-IV u[n] = Σk X[k]·cos(π(2n + 1)(2k + 1)/72). With
+    /// Y[m] = X[m] + X[m − 1] (X[−1] = 0), 2cos(π(2n + 1)/72)·u[n] = Σm Y[m]·cos(π(2n + 1)m/36)
+    /// = z[n], an 18-point DCT-III. Its even m give a 9-point DCT-III E (E[17 − n] = E[n]),
+    /// its odd m a 9-point DCT-IV O (O[17 − n] = −O[n]), which the same step turns into a
+    /// DCT-III of Y[2q + 1] + Y[2q − 1] divided by 2cos(π(2n + 1)/36). The windows carry the
+    /// division by 2cos(π(2n + 1)/72) (``Layer3Tables/imdctLongWindows``).
+    private func imdctLong(_ x: UnsafeMutablePointer<Float>, window: Int, overlap o: UnsafeMutablePointer<Float>,
+                           time out: UnsafeMutablePointer<Float>, overlapOut: UnsafeMutablePointer<Float>, stride: Int)
+    {
+        let y = lanes, even = lanes + 18, odd = lanes + 27, e = lanes + 36, d = lanes + 45
+        var previous = SIMD4<Float>()
+        for k in 0..<18 {
+            let v = SIMD4<Float>(x[k], x[18 + k], x[36 + k], x[54 + k])
+            y[k] = v + previous
+            previous = v
+        }
+        for p in 0..<9 { even[p] = y[2 * p] }
+        odd[0] = y[1]
+        for q in 1..<9 { odd[q] = y[2 * q + 1] + y[2 * q - 1] }
+        Self.dct9(even, e)
+        Self.dct9(odd, d)
+        let z = lanes
+        for n in 0..<9 {
+            let a = e[n], b = d[n] * oddScale[n]
+            z[n] = a + b
+            z[17 - n] = a - b
+        }
+        let w = windows + window * 36
+        for j in 0..<18 {
+            let n = j < 9 ? j + 9 : 26 - j
+            var v = z[n] * w[j] + Self.load(o + j * 32)
+            if j & 1 == 1 { v *= Self.inversion }
+            Self.store(v, out + j * stride)
+        }
+        for j in 18..<36 {
+            let n = j < 27 ? 26 - j : j - 27
+            Self.store(z[n] * w[j], overlapOut + (j - 18) * stride)
+        }
+    }
+
+    /// The three short IMDCTs of four subbands (6-point DCT-IVs, ``Layer3Tables/imdctShortSource(_:)``),
+    /// windowed and overlapped as the long one.
+    private func imdctShort(_ x: UnsafeMutablePointer<Float>, overlap o: UnsafeMutablePointer<Float>,
+                            time out: UnsafeMutablePointer<Float>, overlapOut: UnsafeMutablePointer<Float>, stride: Int)
+    {
+        // z[0…35]: the 36 windowed samples, window w's 12 at 6 + 6w.
+        let z = lanes, u = lanes + 36, input = lanes + 42
+        for i in 0..<36 { z[i] = SIMD4<Float>() }
+        for i in 0..<18 { input[i] = SIMD4<Float>(x[i], x[18 + i], x[36 + i], x[54 + i]) }
+        let m = imdctShortMatrix, win = windows + 108
+        for w in 0..<3 {
+            for n in 0..<6 {
+                var s = SIMD4<Float>()
+                for k in 0..<6 { s += input[3 * k + w] * m[n * 6 + k] }
+                u[n] = s
+            }
+            for i in 0..<12 {
+                let n = i < 3 ? i + 3 : i < 9 ? 8 - i : i - 9
+                z[6 + 6 * w + i] += u[n] * win[i]
             }
         }
         for t in 0..<18 {
-            time[t * 32 + sb] = z[t] + o[t]
-            o[t] = z[18 + t]
+            var v = z[t] + Self.load(o + t * 32)
+            if t & 1 == 1 { v *= Self.inversion }
+            Self.store(v, out + t * stride)
+            Self.store(z[18 + t], overlapOut + t * stride)
         }
     }
 }

@@ -116,17 +116,10 @@ enum Layer3Huffman {
                 let e = quads[Int(truncatingIfNeeded: bits.cache &>> 58)]
                 var c = bits.cache &<< UInt64(e >> 4)
                 var used = UInt64(e >> 4)
-                // Each nonzero value is followed by its sign bit: ±1 without branches.
-                @inline(__always) func signed(_ n: UInt64) -> Int32 {
-                    let s = c &>> 63 & n
-                    c &<<= n
-                    used &+= n
-                    return Int32(truncatingIfNeeded: n) &- Int32(truncatingIfNeeded: s &<< 1)
-                }
-                let v = signed(UInt64(e >> 3 & 1))
-                let w = signed(UInt64(e >> 2 & 1))
-                let x = signed(UInt64(e >> 1 & 1))
-                let y = signed(UInt64(e & 1))
+                let v = signedOne(UInt64(e >> 3 & 1), &c, &used)
+                let w = signedOne(UInt64(e >> 2 & 1), &c, &used)
+                let x = signedOne(UInt64(e >> 1 & 1), &c, &used)
+                let y = signedOne(UInt64(e & 1), &c, &used)
                 bits.cache = c
                 bits.count &-= used
                 // Encoders commonly overrun by one quad; reference decoders drop it.
@@ -140,6 +133,17 @@ enum Layer3Huffman {
         }
         if i < 576 { (out + i).update(repeating: 0, count: 576 &- i) }
         return i
+    }
+
+    /// A count1 value of magnitude `n` (0 or 1) and, when 1, its sign bit from the top of
+    /// `cache`: ±1 or 0 without branches. A static function rather than a closure over the
+    /// cache, which a debug build would box on the heap.
+    @inline(__always)
+    private static func signedOne(_ n: UInt64, _ cache: inout UInt64, _ used: inout UInt64) -> Int32 {
+        let s = cache &>> 63 & n
+        cache &<<= n
+        used &+= n
+        return Int32(truncatingIfNeeded: n) &- Int32(truncatingIfNeeded: s &<< 1)
     }
 }
 

@@ -85,28 +85,40 @@ enum Layer3Tables {
     }
     static let shortWindow: [Float] = (0..<12).map { Float(sin(Double.pi / 12 * (Double($0) + 0.5))) }
 
-    /// The long IMDCT's independent outputs: x[0…8] and x[18…26] (the others follow by
-    /// symmetry: x[17−i] = −x[i], x[35−i] = x[18+i]), as 18 columns of 20 (padded to SIMD
-    /// width): column k holds cos(π/72 · (2i + 19)(2k + 1)) for the 18 outputs.
-    static let imdctLong: [Float] = {
-        var m = [Float](repeating: 0, count: 18 * 20)
-        for k in 0..<18 {
-            for j in 0..<18 {
-                let i = j < 9 ? j : j + 9
-                m[k * 20 + j] = Float(cos(Double.pi / 72 * Double((2 * i + 19) * (2 * k + 1))))
-            }
-        }
-        return m
-    }()
+    /// The long IMDCT's 36 outputs x[j] = Σk X[k]·cos(π/72 · (2j + 19)(2k + 1)) are ±u[n(j)],
+    /// u the 18-point DCT-IV u[n] = Σk X[k]·cos(π/72 · (2n + 1)(2k + 1)) (n + 9 past 17 folds
+    /// back with a sign): n = j + 9 for j < 9, 26 − j for j < 27, j − 27 above, and the sign
+    /// is − from j = 9 on.
+    static func imdctLongSource(_ j: Int) -> (n: Int, sign: Double) {
+        j < 9 ? (j + 9, 1) : j < 27 ? (26 - j, -1) : (j - 27, -1)
+    }
 
-    /// The short IMDCT, 12 outputs from 6 inputs: [k][i] = cos(π/24 · (2i + 7)(2k + 1)).
-    static let imdctShort: [Float] = {
-        var m = [Float](repeating: 0, count: 6 * 12)
-        for k in 0..<6 {
-            for i in 0..<12 { m[k * 12 + i] = Float(cos(Double.pi / 24 * Double((2 * i + 7) * (2 * k + 1)))) }
+    /// ``longWindows`` with the IMDCT's last step folded in: the decoder's DCT-IV leaves
+    /// z[n] = 2cos(π(2n + 1)/72)·u[n], so entry j is ±window[j] / (2cos(π(2n(j) + 1)/72)).
+    static let imdctLongWindows: [[Float]] = (0..<3).map { type in
+        (0..<36).map { j in
+            let (n, sign) = imdctLongSource(j)
+            return Float(sign * Double(longWindows[type][j]) / (2 * cos(Double.pi / 72 * Double(2 * n + 1))))
         }
-        return m
-    }()
+    }
+
+    /// 1/(2cos(π(2n + 1)/36)), n = 0…8: the long IMDCT's odd half (``Layer3Decoder``).
+    static let imdctOddScale: [Float] = (0..<9).map { Float(1 / (2 * cos(Double.pi / 36 * Double(2 * $0 + 1)))) }
+
+    /// The short IMDCT's 12 outputs x[i] = Σk X[k]·cos(π/24 · (2i + 7)(2k + 1)) are ±u[n(i)],
+    /// u the 6-point DCT-IV: n = i + 3 for i < 3, 8 − i for i < 9, i − 9 above; − from i = 3 on.
+    static func imdctShortSource(_ i: Int) -> (n: Int, sign: Float) {
+        i < 3 ? (i + 3, 1) : i < 9 ? (8 - i, -1) : (i - 9, -1)
+    }
+
+    /// ``shortWindow`` with the signs of ``imdctShortSource(_:)`` folded in.
+    static let imdctShortWindow: [Float] = (0..<12).map { imdctShortSource($0).sign * shortWindow[$0] }
+
+    /// The 6-point DCT-IV: [n][k] = cos(π/24 · (2n + 1)(2k + 1)).
+    static let imdctShort: [Float] = (0..<36).map { (i: Int) -> Float in
+        let n = i / 6, k = i % 6
+        return Float(cos(Double.pi / 24 * Double((2 * n + 1) * (2 * k + 1))))
+    }
 
     /// MPEG-1 intensity stereo: (left, right) factors for positions 0…6.
     static let intensityMPEG1: [(Float, Float)] = (0..<7).map { p in
