@@ -82,7 +82,7 @@ public final class FLACEncoder: AudioEncoder {
         self.sampleRate = Int(sampleRate)
         self.stereo = channels == 2 ? stereo : .independent
         framesPerPacket = blockSize
-        subframes = FLACSubframeEncoder(blockSize: blockSize, search: search)
+        subframes = FLACSubframeEncoder(blockSize: blockSize, search: search, slots: channels + (channels == 2 ? 2 : 0))
         block = [Int64](repeating: 0, count: (channels + (channels == 2 ? 2 : 0)) * blockSize)
         // A header, then every subframe verbatim (a side channel has one bit more), the
         // padding and the CRC-16: no subframe is chosen when it is larger than verbatim.
@@ -215,7 +215,7 @@ public final class FLACEncoder: AudioEncoder {
         let bs = framesPerPacket
         var assignment = 0
         var plans: [FLACSubframePlan] = []
-        var sources: [Int] = []  // each subframe's offset in `block`
+        var sources: [Int] = []  // each subframe's slot; its samples are at slot × block size in `block`
         var depths: [Int] = []
         block.withUnsafeMutableBufferPointer { bp in
             let b = bp.baseAddress!
@@ -233,10 +233,10 @@ public final class FLACEncoder: AudioEncoder {
                     let cost = (0..<4).map { FLACEncoder.fixedCost(b + $0 * bs, n) }
                     let pick = pairs.min { cost[$0.1] + cost[$0.2] < cost[$1.1] + cost[$1.2] }!
                     for c in [pick.1, pick.2] {
-                        candidates[c] = subframes.plan(b + c * bs, count: n, bits: bits + (c == 3 ? 1 : 0))
+                        candidates[c] = subframes.plan(b + c * bs, count: n, bits: bits + (c == 3 ? 1 : 0), slot: c)
                     }
                 } else {
-                    for c in 0..<4 { candidates[c] = subframes.plan(b + c * bs, count: n, bits: bits + (c == 3 ? 1 : 0)) }
+                    for c in 0..<4 { candidates[c] = subframes.plan(b + c * bs, count: n, bits: bits + (c == 3 ? 1 : 0), slot: c) }
                 }
                 var best = (assignment: 1, first: 0, second: 1, bits: Int.max)
                 for (a, x, y) in pairs {
@@ -246,14 +246,14 @@ public final class FLACEncoder: AudioEncoder {
                 assignment = best.assignment
                 for c in [best.first, best.second] {
                     plans.append(candidates[c]!)
-                    sources.append(c * bs)
+                    sources.append(c)
                     depths.append(bits + (c == 3 ? 1 : 0))
                 }
             } else {
                 assignment = channels - 1
                 for c in 0..<channels {
-                    plans.append(subframes.plan(b + c * bs, count: n, bits: bitsPerSample))
-                    sources.append(c * bs)
+                    plans.append(subframes.plan(b + c * bs, count: n, bits: bitsPerSample, slot: c))
+                    sources.append(c)
                     depths.append(bitsPerSample)
                 }
             }
@@ -261,7 +261,7 @@ public final class FLACEncoder: AudioEncoder {
         writeHeader(blockSize: n, assignment: assignment)
         block.withUnsafeBufferPointer { bp in
             for (k, plan) in plans.enumerated() {
-                subframes.write(plan, bp.baseAddress! + sources[k], count: n, bits: depths[k], to: &writer)
+                subframes.write(plan, bp.baseAddress! + sources[k] * bs, count: n, bits: depths[k], slot: sources[k], to: &writer)
             }
         }
         // RFC 9639 §9.3: zero bits to the byte, then the CRC-16 of the whole frame.

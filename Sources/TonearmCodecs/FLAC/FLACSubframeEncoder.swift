@@ -44,12 +44,19 @@ struct FLACSearch {
 
 /// Chooses and writes subframes. Holds the working buffers of one block so that encoding
 /// allocates nothing per sample.
+///
+/// Each channel the frame may code (for stereo: left, right, mid, side) has a slot that
+/// keeps the residual of the subframe ``plan(_:count:bits:slot:)`` chose, so that
+/// ``write(_:_:count:bits:slot:to:)`` codes it without computing it again.
 final class FLACSubframeEncoder {
     let search: FLACSearch
     let blockSize: Int
     /// The samples without their wasted bits.
     private var shifted: [Int64]
+    /// The residual of the candidate being tried.
     private var residual: [Int32]
+    /// Per slot, the residual of the best candidate so far (swapped with ``residual``).
+    private var kept: [[Int32]]
     /// The residual folded to unsigned (0, −1, 1, … → 0, 1, 2, …), for the Rice costs.
     private var folded: [UInt32]
     private var windowed: [Double]
@@ -57,11 +64,12 @@ final class FLACSubframeEncoder {
     private var windows: [FLACLPC.Window: (weights: [Double], energy: Double)] = [:]
     private var autocorrelation: [Double] = []
 
-    init(blockSize: Int, search: FLACSearch) {
+    init(blockSize: Int, search: FLACSearch, slots: Int) {
         self.blockSize = blockSize
         self.search = search
         shifted = [Int64](repeating: 0, count: blockSize)
         residual = [Int32](repeating: 0, count: blockSize)
+        kept = [[Int32]](repeating: [Int32](repeating: 0, count: blockSize), count: slots)
         folded = [UInt32](repeating: 0, count: blockSize)
         windowed = [Double](repeating: 0, count: blockSize)
     }
@@ -76,8 +84,9 @@ final class FLACSubframeEncoder {
 
     // MARK: Choosing
 
-    /// The cheapest coding this encoder finds for `n` samples of `bits` bits at `x`.
-    func plan(_ x: UnsafePointer<Int64>, count n: Int, bits: Int) -> FLACSubframePlan {
+    /// The cheapest coding this encoder finds for `n` samples of `bits` bits at `x`; a
+    /// predicted coding's residual is kept in `slot` for ``write(_:_:count:bits:slot:to:)``.
+    func plan(_ x: UnsafePointer<Int64>, count n: Int, bits: Int, slot: Int) -> FLACSubframePlan {
         let verbatim = FLACSubframePlan(kind: .verbatim, bits: 8 + n * bits)
         guard n > 0 else { return verbatim }
         var or: Int64 = 0, differs: Int64 = 0
@@ -102,6 +111,7 @@ final class FLACSubframeEncoder {
                     let total = header + order * b + riceBits
                     if total < best.bits {
                         best = FLACSubframePlan(kind: .fixed, bits: total, wasted: wasted, order: order, rice: rice)
+                        swap(&residual, &kept[slot])
                     }
                 }
             }
@@ -138,6 +148,7 @@ final class FLACSubframeEncoder {
                         if total < best.bits {
                             best = FLACSubframePlan(kind: .lpc, bits: total, wasted: wasted, order: order, coefficients: q,
                                                     precision: precision, shift: shift, rice: rice)
+                            swap(&residual, &kept[slot])
                         }
                     }
                 }
@@ -410,8 +421,8 @@ final class FLACSubframeEncoder {
 
     // MARK: Writing
 
-    /// Writes the subframe `plan` chose for the samples at `x`.
-    func write(_ plan: FLACSubframePlan, _ x: UnsafePointer<Int64>, count n: Int, bits: Int, to w: inout BitWriter) {
+    /// Writes the subframe `plan` chose for the samples at `x`, the last plan made for `slot`.
+    func write(_ plan: FLACSubframePlan, _ x: UnsafePointer<Int64>, count n: Int, bits: Int, slot: Int, to w: inout BitWriter) {
         let type: UInt32
         switch plan.kind {
         case .constant: type = 0
@@ -433,29 +444,22 @@ final class FLACSubframeEncoder {
         case .fixed, .lpc:
             break
         }
-        shifted.withUnsafeMutableBufferPointer { sp in
-            let s = sp.baseAddress!
-            for i in 0..<n { s[i] = x[i] &>> Int64(plan.wasted) }
-            for i in 0..<plan.order { w.writeSigned(s[i], bits: b) }
-            if plan.kind == .fixed {
-                _ = fixedResidual(s, n, order: plan.order)
-            } else {
-                w.write(UInt32(plan.precision - 1), bits: 4)
-                w.writeSigned(Int64(plan.shift), bits: 5)
-                for c in plan.coefficients { w.writeSigned(Int64(c), bits: plan.precision) }
-                _ = lpcResidual(s, n, coefficients: plan.coefficients, shift: plan.shift)
-            }
+        for i in 0..<plan.order { w.writeSigned(x[i] &>> Int64(plan.wasted), bits: b) }
+        if plan.kind == .lpc {
+            w.write(UInt32(plan.precision - 1), bits: 4)
+            w.writeSigned(Int64(plan.shift), bits: 5)
+            for c in plan.coefficients { w.writeSigned(Int64(c), bits: plan.precision) }
         }
-        writeResidual(plan.rice, n, order: plan.order, to: &w)
+        writeResidual(plan.rice, n, order: plan.order, slot: slot, to: &w)
     }
 
-    private func writeResidual(_ rice: FLACRicePlan, _ n: Int, order: Int, to w: inout BitWriter) {
+    private func writeResidual(_ rice: FLACRicePlan, _ n: Int, order: Int, slot: Int, to w: inout BitWriter) {
         w.write(rice.rice2 ? 1 : 0, bits: 2)
         w.write(UInt32(rice.partitionOrder), bits: 4)
         let parts = 1 << rice.partitionOrder, size = n >> rice.partitionOrder
         let parameterBits = rice.rice2 ? 5 : 4
         let escape: UInt32 = rice.rice2 ? 31 : 15
-        residual.withUnsafeBufferPointer { rp in
+        kept[slot].withUnsafeBufferPointer { rp in
             for part in 0..<parts {
                 let start = max(order, part * size), end = (part + 1) * size
                 let k = rice.parameters[part]
