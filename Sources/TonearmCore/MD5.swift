@@ -8,21 +8,6 @@ public struct MD5: Sendable {
 
     public init() { pending.reserveCapacity(64) }
 
-    /// RFC 1321 §3.4: the shift amounts of the 64 steps, four per round.
-    private static let shifts: [UInt32] = [7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21]
-
-    /// RFC 1321 §3.4: T[i] = floor(2^32 · |sin(i + 1)|).
-    private static let table: [UInt32] = [
-        0xD76A_A478, 0xE8C7_B756, 0x2420_70DB, 0xC1BD_CEEE, 0xF57C_0FAF, 0x4787_C62A, 0xA830_4613, 0xFD46_9501,
-        0x6980_98D8, 0x8B44_F7AF, 0xFFFF_5BB1, 0x895C_D7BE, 0x6B90_1122, 0xFD98_7193, 0xA679_438E, 0x49B4_0821,
-        0xF61E_2562, 0xC040_B340, 0x265E_5A51, 0xE9B6_C7AA, 0xD62F_105D, 0x0244_1453, 0xD8A1_E681, 0xE7D3_FBC8,
-        0x21E1_CDE6, 0xC337_07D6, 0xF4D5_0D87, 0x455A_14ED, 0xA9E3_E905, 0xFCEF_A3F8, 0x676F_02D9, 0x8D2A_4C8A,
-        0xFFFA_3942, 0x8771_F681, 0x6D9D_6122, 0xFDE5_380C, 0xA4BE_EA44, 0x4BDE_CFA9, 0xF6BB_4B60, 0xBEBF_BC70,
-        0x289B_7EC6, 0xEAA1_27FA, 0xD4EF_3085, 0x0488_1D05, 0xD9D4_D039, 0xE6DB_99E5, 0x1FA2_7CF8, 0xC4AC_5665,
-        0xF429_2244, 0x432A_FF97, 0xAB94_23A7, 0xFC93_A039, 0x655B_59C3, 0x8F0C_CC92, 0xFFEF_F47D, 0x8584_5DD1,
-        0x6FA8_7E4F, 0xFE2C_E6E0, 0xA301_4314, 0x4E08_11A1, 0xF753_7E82, 0xBD3A_F235, 0x2AD7_D2BB, 0xEB86_D391,
-    ]
-
     /// Adds `count` bytes at `p`.
     public mutating func update(_ p: UnsafeRawPointer, count: Int) {
         guard count > 0 else { return }
@@ -75,28 +60,89 @@ public struct MD5: Sendable {
         return h.finalize()
     }
 
-    /// RFC 1321 §3.4: one 64-byte block. The four rounds are separate loops, so that each
-    /// step's function and message index are fixed instead of chosen by a switch.
+    /// RFC 1321 §3.4: one 64-byte block, its 64 steps written out so that every step's
+    /// function, message word, shift and constant are fixed (the loop over tables took about
+    /// twice the instructions).
     private mutating func compress(_ p: UnsafeRawPointer) {
         var (a, b, c, d) = state
-        MD5.table.withUnsafeBufferPointer { t in
-            MD5.shifts.withUnsafeBufferPointer { s in
-                @inline(__always) func word(_ g: Int) -> UInt32 {
-                    UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4 &* g, as: UInt32.self))
-                }
-                @inline(__always) func step(_ f: UInt32, _ i: Int, _ g: Int) {
-                    let sum = a &+ f &+ t[i] &+ word(g)
-                    let r = s[(i >> 4) << 2 | (i & 3)]
-                    let rotated = (sum << r) | (sum >> (32 - r))
-                    (a, d, c) = (d, c, b)
-                    b = b &+ rotated
-                }
-                for i in 0..<16 { step((b & c) | (~b & d), i, i) }
-                for i in 16..<32 { step((d & b) | (~d & c), i, (5 &* i &+ 1) & 15) }
-                for i in 32..<48 { step(b ^ c ^ d, i, (3 &* i &+ 5) & 15) }
-                for i in 48..<64 { step(c ^ (b | ~d), i, (7 &* i) & 15) }
-            }
+        @inline(__always) func x(_ k: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4 &* k, as: UInt32.self)) }
+        @inline(__always) func rotate(_ v: UInt32, _ s: UInt32) -> UInt32 { (v << s) | (v >> (32 &- s)) }
+        @inline(__always) func f(_ a: inout UInt32, _ b: UInt32, _ c: UInt32, _ d: UInt32, _ k: Int, _ s: UInt32, _ t: UInt32) {
+            a = b &+ rotate(a &+ (d ^ (b & (c ^ d))) &+ x(k) &+ t, s)
         }
+        @inline(__always) func g(_ a: inout UInt32, _ b: UInt32, _ c: UInt32, _ d: UInt32, _ k: Int, _ s: UInt32, _ t: UInt32) {
+            a = b &+ rotate(a &+ (c ^ (d & (b ^ c))) &+ x(k) &+ t, s)
+        }
+        @inline(__always) func h(_ a: inout UInt32, _ b: UInt32, _ c: UInt32, _ d: UInt32, _ k: Int, _ s: UInt32, _ t: UInt32) {
+            a = b &+ rotate(a &+ (b ^ c ^ d) &+ x(k) &+ t, s)
+        }
+        @inline(__always) func i(_ a: inout UInt32, _ b: UInt32, _ c: UInt32, _ d: UInt32, _ k: Int, _ s: UInt32, _ t: UInt32) {
+            a = b &+ rotate(a &+ (c ^ (b | ~d)) &+ x(k) &+ t, s)
+        }
+        f(&a, b, c, d, 0, 7, 0xD76AA478)
+        f(&d, a, b, c, 1, 12, 0xE8C7B756)
+        f(&c, d, a, b, 2, 17, 0x242070DB)
+        f(&b, c, d, a, 3, 22, 0xC1BDCEEE)
+        f(&a, b, c, d, 4, 7, 0xF57C0FAF)
+        f(&d, a, b, c, 5, 12, 0x4787C62A)
+        f(&c, d, a, b, 6, 17, 0xA8304613)
+        f(&b, c, d, a, 7, 22, 0xFD469501)
+        f(&a, b, c, d, 8, 7, 0x698098D8)
+        f(&d, a, b, c, 9, 12, 0x8B44F7AF)
+        f(&c, d, a, b, 10, 17, 0xFFFF5BB1)
+        f(&b, c, d, a, 11, 22, 0x895CD7BE)
+        f(&a, b, c, d, 12, 7, 0x6B901122)
+        f(&d, a, b, c, 13, 12, 0xFD987193)
+        f(&c, d, a, b, 14, 17, 0xA679438E)
+        f(&b, c, d, a, 15, 22, 0x49B40821)
+        g(&a, b, c, d, 1, 5, 0xF61E2562)
+        g(&d, a, b, c, 6, 9, 0xC040B340)
+        g(&c, d, a, b, 11, 14, 0x265E5A51)
+        g(&b, c, d, a, 0, 20, 0xE9B6C7AA)
+        g(&a, b, c, d, 5, 5, 0xD62F105D)
+        g(&d, a, b, c, 10, 9, 0x02441453)
+        g(&c, d, a, b, 15, 14, 0xD8A1E681)
+        g(&b, c, d, a, 4, 20, 0xE7D3FBC8)
+        g(&a, b, c, d, 9, 5, 0x21E1CDE6)
+        g(&d, a, b, c, 14, 9, 0xC33707D6)
+        g(&c, d, a, b, 3, 14, 0xF4D50D87)
+        g(&b, c, d, a, 8, 20, 0x455A14ED)
+        g(&a, b, c, d, 13, 5, 0xA9E3E905)
+        g(&d, a, b, c, 2, 9, 0xFCEFA3F8)
+        g(&c, d, a, b, 7, 14, 0x676F02D9)
+        g(&b, c, d, a, 12, 20, 0x8D2A4C8A)
+        h(&a, b, c, d, 5, 4, 0xFFFA3942)
+        h(&d, a, b, c, 8, 11, 0x8771F681)
+        h(&c, d, a, b, 11, 16, 0x6D9D6122)
+        h(&b, c, d, a, 14, 23, 0xFDE5380C)
+        h(&a, b, c, d, 1, 4, 0xA4BEEA44)
+        h(&d, a, b, c, 4, 11, 0x4BDECFA9)
+        h(&c, d, a, b, 7, 16, 0xF6BB4B60)
+        h(&b, c, d, a, 10, 23, 0xBEBFBC70)
+        h(&a, b, c, d, 13, 4, 0x289B7EC6)
+        h(&d, a, b, c, 0, 11, 0xEAA127FA)
+        h(&c, d, a, b, 3, 16, 0xD4EF3085)
+        h(&b, c, d, a, 6, 23, 0x04881D05)
+        h(&a, b, c, d, 9, 4, 0xD9D4D039)
+        h(&d, a, b, c, 12, 11, 0xE6DB99E5)
+        h(&c, d, a, b, 15, 16, 0x1FA27CF8)
+        h(&b, c, d, a, 2, 23, 0xC4AC5665)
+        i(&a, b, c, d, 0, 6, 0xF4292244)
+        i(&d, a, b, c, 7, 10, 0x432AFF97)
+        i(&c, d, a, b, 14, 15, 0xAB9423A7)
+        i(&b, c, d, a, 5, 21, 0xFC93A039)
+        i(&a, b, c, d, 12, 6, 0x655B59C3)
+        i(&d, a, b, c, 3, 10, 0x8F0CCC92)
+        i(&c, d, a, b, 10, 15, 0xFFEFF47D)
+        i(&b, c, d, a, 1, 21, 0x85845DD1)
+        i(&a, b, c, d, 8, 6, 0x6FA87E4F)
+        i(&d, a, b, c, 15, 10, 0xFE2CE6E0)
+        i(&c, d, a, b, 6, 15, 0xA3014314)
+        i(&b, c, d, a, 13, 21, 0x4E0811A1)
+        i(&a, b, c, d, 4, 6, 0xF7537E82)
+        i(&d, a, b, c, 11, 10, 0xBD3AF235)
+        i(&c, d, a, b, 2, 15, 0x2AD7D2BB)
+        i(&b, c, d, a, 9, 21, 0xEB86D391)
         state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d)
     }
 }
