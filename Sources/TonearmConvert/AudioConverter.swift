@@ -505,14 +505,22 @@ public final class AudioConverter {
         try prepare()
         let bytesPerFrame = Int(outputBytesFormat.bytesPerFrame)
         guard frames >= 0, bytesPerFrame > 0 else { throw AudioError(.invalidOutputSize, "cannot give \(frames) frames") }
-        let start = out.count
-        out.append(zeros: frames * bytesPerFrame)
         let channels = Int(outputBytesFormat.channelsPerFrame), width = PCMEncoder.sampleWidth(outputBytesFormat)
-        let n = try out.withMutableBytes { (raw) throws(AudioError) in
-            try fill(frames: frames, to: .interleaved(raw.baseAddress! + start, channels: channels, width: width), input: input)
+        // In steps of at most 64k frames, so that asking for far more than the stream holds
+        // (a whole file's worth, say) grows the array only as far as the frames go.
+        var total = 0
+        while total < frames {
+            let step = min(frames - total, 65536)
+            let start = out.count
+            out.append(zeros: step * bytesPerFrame)
+            let n = try out.withMutableBytes { (raw) throws(AudioError) in
+                try fill(frames: step, to: .interleaved(raw.baseAddress! + start, channels: channels, width: width), input: input)
+            }
+            out.removeLast((step - n) * bytesPerFrame)
+            total += n
+            if n < step { break }
         }
-        out.removeLast((frames - n) * bytesPerFrame)
-        return n
+        return total
     }
 
     /// `fillComplexBuffer` into a PCM buffer of ``outputFormat`` (a native Float32, Int16 or
@@ -542,8 +550,8 @@ public final class AudioConverter {
         guard frames >= 0, list.count == (planar ? channels : 1) else {
             throw AudioError(.parameter, "\(list.count) buffers for \(planar ? channels : 1) of \(outputFormat)")
         }
-        let bytes = frames * (planar ? width : width * channels)
-        for i in 0..<list.count where list[i].count < bytes || (bytes > 0 && list[i].baseAddress == nil) {
+        let (bytes, overflow) = frames.multipliedReportingOverflow(by: planar ? width : width * channels)
+        for i in 0..<list.count where overflow || list[i].count < bytes || (bytes > 0 && list[i].baseAddress == nil) {
             throw AudioError(.invalidOutputSize, "buffer \(i) holds \(list[i].count) bytes, not the \(bytes) of \(frames) frames")
         }
         return try fill(frames: frames, to: .buffers(list, channels: channels, width: width), input: input)

@@ -181,6 +181,17 @@ final class ExtAudioFileTests: XCTestCase {
         }
     }
 
+    /// Asking for more frames than the file holds (Int.max, even) reads them all, and the
+    /// array grows only as far as they go.
+    func testByteReadsOfMoreThanTheFileHold() throws {
+        let f = try ExtAudioFile(path: fixturesDirectory + "/flac/flac_default.flac")
+        var out: [UInt8] = []
+        XCTAssertEqual(try f.read(frames: .max, into: &out), 11026)
+        XCTAssertEqual(out.count, 11026 * Int(f.clientBytesFormat.bytesPerFrame))
+        XCTAssertLessThan(out.capacity, 4 << 20)
+        XCTAssertEqual(try f.read(frames: .max, into: &out), 0)
+    }
+
     func testBufferListReadsCheckTheList() throws {
         let f = try ExtAudioFile(path: fixturesDirectory + "/flac/flac_default.flac")
         try f.setClientDataFormat(.float32(sampleRate: 0, channels: 2))    // planar: two buffers
