@@ -583,7 +583,19 @@ public final class ExtAudioFile {
         let buffer = encoderInput!
         buffer.frameLength = 0
         try converter.push(input, into: buffer, overflow: &pendingBytes)
-        precondition(pendingBytes.isEmpty, "the encoder's buffer holds the most frames a conversion makes")
+        try encode(buffer, with: encoder)
+        // The buffer holds the most frames a conversion makes, so nothing should be left
+        // over; if something is, it is encoded after, through a buffer of its own.
+        if !pendingBytes.isEmpty {
+            let n = pendingBytes.count / Int(writeTarget.bytesPerFrame)
+            let rest = PCMBuffer(commonFormat: buffer.commonFormat, sampleRate: buffer.format.sampleRate, channels: buffer.channelCount,
+                                 interleaved: true, frameCapacity: n)
+            rest.append(interleavedBytes: pendingBytes, frames: n)
+            try encode(rest, with: encoder)
+        }
+    }
+
+    private func encode(_ buffer: PCMBuffer, with encoder: AudioEncoder) throws(AudioError) {
         guard buffer.frameLength > 0 else { return }
         encodedPackets.removeAll(keepingCapacity: true)
         encodedDescriptions.removeAll(keepingCapacity: true)
