@@ -394,16 +394,12 @@ public final class AudioConverter {
     /// common format too ('fmt?' otherwise). With resampling, the output may hold fewer
     /// frames than the input; ``finish()`` gives the rest.
     public func convert(_ input: PCMBuffer) throws(AudioError) -> PCMBuffer {
-        var bytes: [UInt8] = []
-        try convert(input, into: &bytes)
-        return try outputBuffer(bytes)
+        try pushIntoNewBuffer(.buffer(input), frames: input.frameLength)
     }
 
     /// Ends a stream of PCM buffers: the frames the resampler still holds.
     public func finish() throws(AudioError) -> PCMBuffer {
-        var bytes: [UInt8] = []
-        try finish(into: &bytes)
-        return try outputBuffer(bytes)
+        try pushIntoNewBuffer(.end, frames: 0)
     }
 
     /// Converts a buffer of PCM and appends the output bytes, in any format the converter writes.
@@ -462,18 +458,26 @@ public final class AudioConverter {
         return stages!.resampler?.maximumOutputFrames(forInputFrames: n) ?? n
     }
 
-    /// Wraps output bytes (native Float32, Int16 or Int32, interleaved) in a buffer of the
-    /// output's layout.
-    private func outputBuffer(_ bytes: [UInt8]) throws(AudioError) -> PCMBuffer {
+    /// A push whose last stage writes into a new buffer of the output's layout, sized for
+    /// the most frames it can make.
+    private func pushIntoNewBuffer(_ input: PushInput, frames: Int) throws(AudioError) -> PCMBuffer {
         guard let common = PCMBuffer.commonFormat(of: outputFormat) else {
             throw AudioError(.unsupportedDataFormat, "PCM buffers hold native Float32, Int16 or Int32, not \(outputFormat)")
         }
         let channels = Int(outputFormat.channelsPerFrame)
-        let frames = bytes.count / (channels * common.bytesPerSample)
         let buffer = PCMBuffer(commonFormat: common, sampleRate: outputFormat.sampleRate, channels: channels,
-                               interleaved: outputFormat.isInterleaved, frameCapacity: frames)
-        buffer.append(interleavedBytes: bytes, frames: frames)
-        return buffer
+                               interleaved: outputFormat.isInterleaved,
+                               frameCapacity: try maximumOutputFrames(forInputFrames: frames))
+        var overflow: [UInt8] = []
+        try push(input, into: buffer, overflow: &overflow)
+        guard !overflow.isEmpty else { return buffer }
+        // Not expected (the capacity is the most a push makes), but kept rather than lost.
+        let more = overflow.count / (channels * common.bytesPerSample)
+        let grown = PCMBuffer(commonFormat: common, sampleRate: outputFormat.sampleRate, channels: channels,
+                              interleaved: outputFormat.isInterleaved, frameCapacity: buffer.frameLength + more)
+        buffer.copyFrames(from: 0, count: buffer.frameLength, into: grown)
+        grown.append(interleavedBytes: overflow, frames: more)
+        return grown
     }
 
     // MARK: Pull

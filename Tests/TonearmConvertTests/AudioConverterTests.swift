@@ -153,6 +153,40 @@ final class AudioConverterTests: XCTestCase {
         XCTAssertEqual(pulled.floatSamples(channel: 1), out.floatSamples(channel: 1))
     }
 
+    /// Buffers in chunks through a resampler, then `finish()`: the same samples as the byte
+    /// calls, in planar buffers written in place.
+    func testResampledBuffersInChunksEqualTheByteCalls() throws {
+        let frames = 10_000
+        let samples = AudioConverterTests.signal(frames: frames, channels: 2)
+        let planar = StreamDescription.pcm(sampleRate: 48000, channels: 2, bits: 32, isFloat: true, interleaved: false)
+        var expected: [UInt8] = []
+        let byteConverter = try AudioConverter(from: AudioConverterTests.s16(44100, 2), to: planar)
+        try byteConverter.convert(packets: AudioConverterTests.bytes(samples), count: frames, descriptions: nil, into: &expected)
+        try byteConverter.finish(into: &expected)
+        let c = try AudioConverter(from: AudioConverterTests.s16(44100, 2), to: planar)
+        var left: [Float] = [], right: [Float] = []
+        var at = 0
+        for chunk in [1001, 1, 0, 4096, 4902] {
+            let input = PCMBuffer(commonFormat: .int16, sampleRate: 44100, channels: 2, interleaved: true, frameCapacity: chunk)
+            input.withUnsafeMutableSamples(Int16.self) { p in for i in 0..<chunk * 2 { p[i] = samples[at * 2 + i] } }
+            input.frameLength = chunk
+            at += chunk
+            let out = try c.convert(input)
+            XCTAssertFalse(out.isInterleaved)
+            left += out.floatSamples(channel: 0)
+            right += out.floatSamples(channel: 1)
+        }
+        XCTAssertEqual(at, frames)
+        let tail = try c.finish()
+        left += tail.floatSamples(channel: 0)
+        right += tail.floatSamples(channel: 1)
+        let interleaved = expected.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        XCTAssertEqual(left.count, 10_885)
+        XCTAssertEqual(left.count * 2, interleaved.count)
+        XCTAssertEqual(left, stride(from: 0, to: interleaved.count, by: 2).map { interleaved[$0] })
+        XCTAssertEqual(right, stride(from: 1, to: interleaved.count, by: 2).map { interleaved[$0] })
+    }
+
     func testResampledLengthIsTheCeilingOfTheRatio() throws {
         for (from, to, frames) in [(44100.0, 48000.0, 44100), (48000, 44100, 1000), (44100, 16000, 12345), (8000, 44100, 777), (48000, 16000, 3)] {
             let c = try AudioConverter(from: AudioConverterTests.s16(from, 1), to: AudioConverterTests.s16(to, 1))
