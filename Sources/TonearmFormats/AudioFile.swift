@@ -343,7 +343,10 @@ public final class AudioFile {
         -> (data: [UInt8], descriptions: [PacketDescription]?)
     {
         if count == 0 { return ([], try emptyRead(startingAt: start)) }
-        if let gathered = try gatheredPackets(startingAt: start, count: count) { return gathered }
+        var gathered: [UInt8] = [], gatheredDescriptions: [PacketDescription] = []
+        if try gatherPackets(startingAt: start, count: count, into: &gathered, descriptions: &gatheredDescriptions) {
+            return (gathered, gatheredDescriptions)
+        }
         let (range, _, descriptions) = try packetRange(startingAt: start, count: count)
         let data = try source!.read(at: range.lowerBound, count: Int(range.upperBound - range.lowerBound))
         guard Int64(data.count) == range.upperBound - range.lowerBound else {
@@ -366,11 +369,8 @@ public final class AudioFile {
             data.removeAll(keepingCapacity: true)
             return 0
         }
-        if let gathered = try gatheredPackets(startingAt: start, count: count) {
-            // Packets the parser gathers from pages (Ogg, Matroska laces…) come in new arrays.
-            data = gathered.data
-            descriptions = gathered.descriptions
-            return gathered.descriptions.count
+        if try gatherPackets(startingAt: start, count: count, into: &data, descriptions: &descriptions) {
+            return descriptions.count
         }
         let (range, n, _) = try packetRange(startingAt: start, count: count, descriptions: &descriptions)
         let want = Int(range.upperBound - range.lowerBound)
@@ -405,12 +405,13 @@ public final class AudioFile {
         throws(AudioError) -> (bytes: Int, packets: Int, descriptions: [PacketDescription]?)
     {
         if count == 0 { return (0, 0, try emptyRead(startingAt: start)) }
-        if let gathered = try gatheredPackets(startingAt: start, count: count) {
-            let n = AudioFile.packetsFitting(gathered.descriptions[...], in: buffer.count)
-            guard n > 0 else { throw tooSmall(buffer.count, first: gathered.descriptions.first, packet: start) }
-            let fitted = AudioFile.rebased(gathered.descriptions[0..<n])
+        var gathered: [UInt8] = [], gatheredDescriptions: [PacketDescription] = []
+        if try gatherPackets(startingAt: start, count: count, into: &gathered, descriptions: &gatheredDescriptions) {
+            let n = AudioFile.packetsFitting(gatheredDescriptions[...], in: buffer.count)
+            guard n > 0 else { throw tooSmall(buffer.count, first: gatheredDescriptions.first, packet: start) }
+            let fitted = AudioFile.rebased(gatheredDescriptions[0..<n])
             let lo = Int(fitted.lowest)
-            gathered.data.withUnsafeBytes {
+            gathered.withUnsafeBytes {
                 buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[lo..<(lo + fitted.bytes)]))
             }
             return (fitted.bytes, n, fitted.descriptions)
@@ -501,14 +502,17 @@ public final class AudioFile {
         return table[Int(start)..<Int(start) + count]
     }
 
-    /// Packets that the parser reads itself because they do not lie together in the file.
-    private func gatheredPackets(startingAt start: Int64, count: Int) throws(AudioError)
-        -> (data: [UInt8], descriptions: [PacketDescription])?
+    /// Packets that the parser reads itself because they do not lie together in the file,
+    /// into the caller's arrays; false when they do.
+    private func gatherPackets(startingAt start: Int64, count: Int, into data: inout [UInt8],
+                               descriptions: inout [PacketDescription]) throws(AudioError) -> Bool
     {
         try checkOpen()
         guard let parser, let source else { throw AudioError(.permissions, "the file is open for writing only") }
-        return try parser.readPackets(startingAt: start, count: count) { offset, n throws(AudioError) in
-            try source.read(at: offset, count: n)
+        // A closure, not the method reference `source.read(at:into:)`, which would box the
+        // existential in a heap context at every call.
+        return try parser.readPackets(startingAt: start, count: count, into: &data, descriptions: &descriptions) {
+            offset, buffer throws(AudioError) in try source.read(at: offset, into: buffer)
         }
     }
 

@@ -46,6 +46,23 @@ public struct ParserInput {
 /// Reads `count` bytes at an absolute offset (fewer only at the end of the data).
 public typealias ByteRangeFetcher = (_ offset: Int64, _ count: Int) throws(AudioError) -> [UInt8]
 
+/// Reads bytes at an absolute offset into the caller's memory and returns how many it read
+/// (fewer only at the end of the data): the random-access path's reader, which allocates nothing.
+public typealias ByteRangeReader = (_ offset: Int64, _ into: UnsafeMutableRawBufferPointer) throws(AudioError) -> Int
+
+extension Array where Element == UInt8 {
+    /// Appends the `count` bytes at `offset`, read through `read`; -39 (`.endOfFile`) when
+    /// the data ends before them.
+    package mutating func append(_ count: Int, bytesAt offset: Int64, from read: ByteRangeReader) throws(AudioError) {
+        let old = self.count
+        append(zeros: count)
+        let got = try withMutableBytes { (raw) throws(AudioError) in
+            try read(offset, UnsafeMutableRawBufferPointer(rebasing: raw[old...]))
+        }
+        guard got == count else { throw AudioError(.endOfFile, "the file ends inside packet data") }
+    }
+}
+
 /// A parser's answer to one step.
 public enum ParseStep: Equatable {
     /// Nothing can be done until more bytes arrive (or, at the end of the stream, ever).
@@ -96,18 +113,20 @@ public protocol FormatParser: AnyObject {
         -> (offset: Int64, isEstimated: Bool)
 
     /// Reads packets whose bytes do not lie together in the file (Ogg packets that span
-    /// pages), or nil to let ``AudioFile`` read them from the packet table as one byte range.
-    /// The data holds the packets back to back; descriptions are relative to its start.
-    func readPackets(startingAt start: Int64, count: Int, fetch: ByteRangeFetcher) throws(AudioError)
-        -> (data: [UInt8], descriptions: [PacketDescription])?
+    /// pages, Matroska's PCM frames and stripped headers, MPEG-TS payloads) into the caller's
+    /// arrays, replacing what they held but keeping their storage: `data` the packets back to
+    /// back, `descriptions` their places relative to its start. Returns false, touching
+    /// neither, to let ``AudioFile`` read them from the packet table as one byte range.
+    func readPackets(startingAt start: Int64, count: Int, into data: inout [UInt8],
+                     descriptions: inout [PacketDescription], read: ByteRangeReader) throws(AudioError) -> Bool
 }
 
 extension FormatParser {
     /// Packets lie in the file as the packet table says: AudioFile reads them itself.
-    public func readPackets(startingAt start: Int64, count: Int, fetch: ByteRangeFetcher) throws(AudioError)
-        -> (data: [UInt8], descriptions: [PacketDescription])?
+    public func readPackets(startingAt start: Int64, count: Int, into data: inout [UInt8],
+                            descriptions: inout [PacketDescription], read: ByteRangeReader) throws(AudioError) -> Bool
     {
-        nil
+        false
     }
 
     /// The packet that holds the frame (after the priming the packet table info gives), then

@@ -182,18 +182,25 @@ final class OggFixtureTests: XCTestCase {
             }
 
             // The parser's own reader puts every packet together, across pages too.
-            let all = try XCTUnwrap(try parser.readPackets(startingAt: 0, count: n + 5, fetch: { o, c throws(AudioError) in
-                Array(bytes[Int(o)..<min(bytes.count, Int(o) + c)])
-            }))
-            XCTAssertEqual(all.descriptions.count, n, g.name)
-            XCTAssertEqual(all.descriptions.map { SHA256Digest.hex(Array(all.data[Int($0.startOffset)..<Int($0.startOffset) + Int($0.dataByteSize)])) },
+            let read: ByteRangeReader = { o, buffer throws(AudioError) in
+                let n = max(0, min(buffer.count, bytes.count - Int(o)))
+                bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(o)..<Int(o) + n])) }
+                return n
+            }
+            // Whatever the arrays held is replaced.
+            var all: [UInt8] = [1, 2, 3], allDescriptions = [PacketDescription(startOffset: 9, variableFramesInPacket: 9, dataByteSize: 9)]
+            XCTAssertTrue(try parser.readPackets(startingAt: 0, count: n + 5, into: &all, descriptions: &allDescriptions, read: read))
+            XCTAssertEqual(allDescriptions.count, n, g.name)
+            XCTAssertEqual(allDescriptions.map { SHA256Digest.hex(Array(all[Int($0.startOffset)..<Int($0.startOffset) + Int($0.dataByteSize)])) },
                            Array(g.packetHashes[..<n]), g.name)
-            let tail = try parser.readPackets(startingAt: Int64(n - 2), count: 2, fetch: { o, c throws(AudioError) in
-                Array(bytes[Int(o)..<min(bytes.count, Int(o) + c)])
-            })
-            XCTAssertEqual(tail?.data, Array(all.data[Int(all.descriptions[n - 2].startOffset)...]), g.name)
-            XCTAssertNil(try OggKit.stream(bytes).parser.readPackets(startingAt: 0, count: 1, fetch: { _, _ throws(AudioError) in [] }))
-            XCTAssertThrowsError(try parser.readPackets(startingAt: Int64(n), count: 1, fetch: { _, _ throws(AudioError) in [] }))
+            var tail: [UInt8] = [], tailDescriptions: [PacketDescription] = []
+            XCTAssertTrue(try parser.readPackets(startingAt: Int64(n - 2), count: 2, into: &tail, descriptions: &tailDescriptions, read: read))
+            XCTAssertEqual(tail, Array(all[Int(allDescriptions[n - 2].startOffset)...]), g.name)
+            var untouched: [UInt8] = [7], untouchedDescriptions: [PacketDescription] = []
+            XCTAssertFalse(try OggKit.stream(bytes).parser.readPackets(startingAt: 0, count: 1, into: &untouched,
+                                                                       descriptions: &untouchedDescriptions, read: read))
+            XCTAssertEqual(untouched, [7])
+            XCTAssertThrowsError(try parser.readPackets(startingAt: Int64(n), count: 1, into: &tail, descriptions: &tailDescriptions, read: read))
 
             // AudioFile reads every packet, also those that span pages, through the parser.
             let spanning = index.contains { $0.pieces != nil }

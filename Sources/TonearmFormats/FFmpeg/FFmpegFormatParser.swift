@@ -9,7 +9,7 @@ import TonearmFFmpeg
 ///
 /// - AudioFile (random access): libavformat reads through the driver's fetch; opening reads
 ///   every packet's header once (as `ffprobe -count_packets` does) for an exact packet
-///   table, and ``readPackets(startingAt:count:fetch:)`` demuxes them again, seeking to the
+///   table, and ``readPackets(startingAt:count:into:descriptions:read:)`` demuxes them again, seeking to the
 ///   keyframe before the first one asked for.
 /// - AudioFileStream (push): libavformat runs on a thread of its own that waits for the
 ///   pushed bytes (``FFmpegPushDemuxer``); each push returns once they are used up, with the
@@ -17,7 +17,7 @@ import TonearmFFmpeg
 ///
 /// libavformat's packets need not lie whole in the file (ASF and MPEG-TS cut them into the
 /// container's own packets), so the packet table counts their bytes back to back, from a data
-/// offset at the first one's position: AudioFile reads them through ``readPackets(startingAt:count:fetch:)``,
+/// offset at the first one's position: AudioFile reads them through ``readPackets(startingAt:count:into:descriptions:read:)``,
 /// never by offset. A pushed stream seeks by the packets' positions in the source, which
 /// libavformat reports as they pass (estimated further on): on ``resume(at:)`` a new demuxer
 /// is fed the container's header, kept from the start of the stream, then the bytes from the
@@ -91,9 +91,10 @@ final class FFmpegFormatParser: PropertyStoringParser {
     // MARK: Random access
 
     private func randomAccessStep(_ input: ParserInput, fetch: @escaping ByteRangeFetcher) throws(AudioError) -> ParseStep {
-        defer { source?.fetch = nil }
+        defer { source?.reader = nil }
         if demuxer == nil {
-            let s = FetchSource(fetch: fetch, size: input.sourceSize)
+            let s = FetchSource(size: input.sourceSize)
+            s.reader = FetchSource.reader(fetch)
             source = s
             let d = try FFmpegDemuxer(source: s, formatName: demuxerName)
             demuxer = d
@@ -104,7 +105,7 @@ final class FFmpegFormatParser: PropertyStoringParser {
             try rewind()
         }
         guard input.wantsPackets, let d = demuxer, cursor < index.count else { return .finished }
-        source?.fetch = fetch
+        source?.reader = FetchSource.reader(fetch)
         let (data, descriptions) = try read(from: d, count: FFmpegFormatParser.batch)
         return descriptions.isEmpty ? .finished : .ownedPackets(data: data, descriptions: descriptions)
     }
@@ -189,23 +190,24 @@ final class FFmpegFormatParser: PropertyStoringParser {
         return (data, descriptions)
     }
 
-    func readPackets(startingAt start: Int64, count: Int, fetch: ByteRangeFetcher) throws(AudioError)
-        -> (data: [UInt8], descriptions: [PacketDescription])?
+    func readPackets(startingAt start: Int64, count: Int, into data: inout [UInt8],
+                     descriptions: inout [PacketDescription], read reader: ByteRangeReader) throws(AudioError) -> Bool
     {
-        guard let d = demuxer, let source else { return nil }
+        guard let d = demuxer, let source else { return false }
         guard start >= 0, count >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(start), count \(count)") }
         guard start < Int64(index.count) else {
             throw AudioError(.endOfFile, "packet \(start) is past the last packet (\(index.count))")
         }
-        // libavformat reads through this call's fetch, and only during it.
-        return try withoutActuallyEscaping(fetch) { (f) throws(AudioError) in
-            source.fetch = f
-            defer { source.fetch = nil }
+        // libavformat reads through this call's reader, and only during it.
+        (data, descriptions) = try withoutActuallyEscaping(reader) { (r) throws(AudioError) in
+            source.reader = r
+            defer { source.reader = nil }
             let target = Int(start)
             if target != cursor { try position(d, at: target) }
             // Positioning may have opened the container again.
             return try read(from: demuxer!, count: count)
         }
+        return true
     }
 
     /// Puts the demuxer at packet `target`: a seek to the last keyframe at or before its time,
@@ -461,26 +463,31 @@ final class FFmpegFormatParser: PropertyStoringParser {
     }
 }
 
-/// The driver's fetch as libavformat's byte source: AudioFile hands a fetch to each read,
+/// The driver's reads as libavformat's byte source: AudioFile hands a reader to each read,
 /// valid only during it (nil between reads).
 private final class FetchSource: FFmpegByteSource {
-    var fetch: ByteRangeFetcher?
+    var reader: ByteRangeReader?
     let size: Int64?
     var isSeekable: Bool { true }
     var isAborted: Bool { false }
 
-    init(fetch: @escaping ByteRangeFetcher, size: Int64?) {
-        self.fetch = fetch
+    init(size: Int64?) {
         self.size = size
+    }
+
+    /// A step's fetch, as a reader.
+    static func reader(_ fetch: @escaping ByteRangeFetcher) -> ByteRangeReader {
+        { offset, buffer throws(AudioError) in
+            let bytes = try fetch(offset, buffer.count)
+            bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0.prefix(buffer.count))) }
+            return min(bytes.count, buffer.count)
+        }
     }
 
     func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(AudioError) -> Int {
         if let size, offset >= size { return 0 }
-        guard let fetch else { throw AudioError(.illegalOperation, "the FFmpeg demuxer read outside a packet read") }
-        let bytes = try fetch(offset, buffer.count)
-        guard !bytes.isEmpty else { return 0 }
-        bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
-        return bytes.count
+        guard let reader else { throw AudioError(.illegalOperation, "the FFmpeg demuxer read outside a packet read") }
+        return try reader(offset, buffer)
     }
 }
 #endif

@@ -48,7 +48,7 @@ struct TSPacketEntry: Sendable, Equatable {
 ///   path between the packets where it falls. A PRIV frame alone (HLS's
 ///   transportStreamTimestamp) is not a title. AudioFile reports the first title.
 /// - **Random access.** AudioFile reads the whole file once: an exact packet table, read
-///   back through ``readPackets(startingAt:count:fetch:)``, and seeks to the PES that holds
+///   back through ``readPackets(startingAt:count:into:descriptions:read:)``, and seeks to the PES that holds
 ///   a packet. The push path seeks by an estimate.
 /// - **Bounds.** A timed ID3 PES larger than ``maximumID3Size`` is dropped; the random-access
 ///   path indexes at most ``maximumPacketCount`` packets; sync is searched for in at most
@@ -660,11 +660,11 @@ extension MPEGTSParser {
     }
 
     /// Reads whole packets on the random-access path from their pieces in the file.
-    /// Descriptions are relative to the returned bytes; nil without the index.
-    public func readPackets(startingAt start: Int64, count: Int, fetch: ByteRangeFetcher) throws(AudioError)
-        -> (data: [UInt8], descriptions: [PacketDescription])?
+    /// Descriptions are relative to the bytes; false without the index.
+    public func readPackets(startingAt start: Int64, count: Int, into data: inout [UInt8],
+                            descriptions: inout [PacketDescription], read: ByteRangeReader) throws(AudioError) -> Bool
     {
-        guard properties.packetTimestamps != nil else { return nil }
+        guard properties.packetTimestamps != nil else { return false }
         guard start >= 0, count >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(start), count \(count)") }
         guard start < Int64(packetIndex.count) else {
             throw AudioError(.endOfFile, "packet \(start) is past the last packet (\(packetIndex.count))")
@@ -672,10 +672,10 @@ extension MPEGTSParser {
         let end = Int(min(Int64(packetIndex.count), start + Int64(count)))
         let first = packetIndex[Int(start)].firstPiece
         let last = end < packetIndex.count ? packetIndex[end].firstPiece : pieceOffsets.count
-        var data: [UInt8] = []
-        data.reserveCapacity(packetIndex[Int(start)..<end].reduce(0) { $0 + Int($1.size) })
-        // Pieces close together are read at once; the bytes between them (packet and PES
-        // headers, other streams) are dropped.
+        data.removeAll(keepingCapacity: true)
+        descriptions.removeAll(keepingCapacity: true)
+        // Pieces close together are read at once, then the bytes between them (packet and PES
+        // headers, other streams) are closed up in place.
         var i = first
         while i < last {
             var j = i + 1
@@ -686,20 +686,23 @@ extension MPEGTSParser {
             }
             let spanStart = pieceOffsets[i]
             let spanEnd = pieceOffsets[j - 1] + Int64(pieceLengths[j - 1])
-            let span = try fetch(spanStart, Int(spanEnd - spanStart))
-            guard span.count == Int(spanEnd - spanStart) else { throw AudioError(.endOfFile, "the file ends inside packet data") }
+            let base = data.count
+            try data.append(Int(spanEnd - spanStart), bytesAt: spanStart, from: read)
+            var to = base
             for k in i..<j {
-                let s = Int(pieceOffsets[k] - spanStart)
-                data += span[s..<s + Int(pieceLengths[k])]
+                let from = base + Int(pieceOffsets[k] - spanStart), n = Int(pieceLengths[k])
+                if from != to { data.withUnsafeMutableBytes { $0.baseAddress!.advanced(by: to).copyMemory(from: $0.baseAddress! + from, byteCount: n) } }
+                to += n
             }
+            data.removeSubrange(to..<data.count)
             i = j
         }
-        var descriptions: [PacketDescription] = []
         var at: Int64 = 0
-        for e in packetIndex[Int(start)..<end] {
+        for k in Int(start)..<end {
+            let e = packetIndex[k]
             descriptions.append(PacketDescription(startOffset: at, variableFramesInPacket: e.frames, dataByteSize: e.size))
             at += Int64(e.size)
         }
-        return (data, descriptions)
+        return true
     }
 }

@@ -108,57 +108,55 @@ extension MatroskaParser {
     /// PCM on the random-access path: packets are frames, gathered from the blocks; with
     /// header stripping, each packet is the stripped bytes and the frame's. Nil for the rest,
     /// whose packets lie as the packet table places them.
-    public func readPackets(startingAt start: Int64, count: Int, fetch: ByteRangeFetcher) throws(AudioError)
-        -> (data: [UInt8], descriptions: [PacketDescription])?
+    public func readPackets(startingAt start: Int64, count: Int, into data: inout [UInt8],
+                            descriptions: inout [PacketDescription], read: ByteRangeReader) throws(AudioError) -> Bool
     {
         if let stripped = track?.strippedHeader, !stripped.isEmpty, properties.packetTable != nil {
-            return try strippedPackets(start, count, stripped, fetch)
+            try strippedPackets(start, count, stripped, into: &data, &descriptions, read)
+            return true
         }
-        guard pcmIndexed, let audio else { return nil }
+        guard pcmIndexed, let audio else { return false }
         let bpf = Int(audio.format.bytesPerFrame)
         guard start >= 0, count >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(start), count \(count)") }
         guard start < totalFrames else { throw AudioError(.endOfFile, "packet \(start) is past the last packet (\(totalFrames))") }
         let n = Int(min(Int64(count), totalFrames - start))
-        var data: [UInt8] = []
-        data.reserveCapacity(n * bpf)
-        guard var i = OggParser.lastIndex(in: pcmFrameStarts, where: { $0 <= start }) else { return ([], []) }
+        data.removeAll(keepingCapacity: true)
+        descriptions.removeAll(keepingCapacity: true)
+        guard var i = OggParser.lastIndex(in: pcmFrameStarts, where: { $0 <= start }) else { return true }
         var frame = start
         while frame < start + Int64(n), i < packetIndex.count {
             let e = packetIndex[i]
             let within = frame - pcmFrameStarts[i]
             let take = min(Int64(e.frames) - within, start + Int64(n) - frame)
             if take > 0 {
-                let bytes = try fetch(e.offset + within * Int64(bpf), Int(take) * bpf)
-                guard bytes.count == Int(take) * bpf else { throw AudioError(.endOfFile, "the file ends inside packet data") }
-                data += bytes
+                try data.append(Int(take) * bpf, bytesAt: e.offset + within * Int64(bpf), from: read)
                 frame += take
             }
             i += 1
         }
-        let got = data.count / max(1, bpf)
-        let descriptions = (0..<got).map { PacketDescription(startOffset: Int64($0 * bpf), variableFramesInPacket: 0, dataByteSize: UInt32(bpf)) }
-        return (data, descriptions)
+        for k in 0..<data.count / max(1, bpf) {
+            descriptions.append(PacketDescription(startOffset: Int64(k * bpf), variableFramesInPacket: 0, dataByteSize: UInt32(bpf)))
+        }
+        return true
     }
 
-    private func strippedPackets(_ start: Int64, _ count: Int, _ stripped: [UInt8], _ fetch: ByteRangeFetcher) throws(AudioError)
-        -> (data: [UInt8], descriptions: [PacketDescription])
+    private func strippedPackets(_ start: Int64, _ count: Int, _ stripped: [UInt8], into data: inout [UInt8],
+                                 _ descriptions: inout [PacketDescription], _ read: ByteRangeReader) throws(AudioError)
     {
         guard start >= 0, count >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(start), count \(count)") }
         guard start < Int64(packetIndex.count) else {
             throw AudioError(.endOfFile, "packet \(start) is past the last packet (\(packetIndex.count))")
         }
         let end = min(packetIndex.count, Int(start) + count)
-        var data: [UInt8] = []
-        var descriptions: [PacketDescription] = []
+        data.removeAll(keepingCapacity: true)
+        descriptions.removeAll(keepingCapacity: true)
         let countsFrames = audio?.countsFrames ?? false
-        for e in packetIndex[Int(start)..<end] {
-            let bytes = try fetch(e.offset, Int(e.size))
-            guard bytes.count == Int(e.size) else { throw AudioError(.endOfFile, "the file ends inside packet data") }
+        for i in Int(start)..<end {
+            let e = packetIndex[i]
             descriptions.append(PacketDescription(startOffset: Int64(data.count), variableFramesInPacket: countsFrames ? e.frames : 0,
                                                   dataByteSize: UInt32(stripped.count) + e.size))
-            data += stripped
-            data += bytes
+            data.append(contentsOf: stripped)
+            try data.append(Int(e.size), bytesAt: e.offset, from: read)
         }
-        return (data, descriptions)
     }
 }

@@ -32,7 +32,7 @@ struct MatroskaPacketEntry: Sendable, Equatable {
 ///   fixed-size lacing; each frame is a packet. Frames per packet come from the codec;
 ///   times from the Cluster's Timestamp and the block's, scaled by TimestampScale. Header
 ///   stripping (ContentCompAlgo 3) is undone: the packets are put together with the
-///   stripped bytes (`ParseStep.ownedPackets` on the push path, ``readPackets(startingAt:count:fetch:)``
+///   stripped bytes (`ParseStep.ownedPackets` on the push path, ``readPackets(startingAt:count:into:descriptions:read:)``
 ///   on the random-access path); other ContentEncodings make a track unreadable.
 /// - **Gapless.** Opus's CodecDelay is the priming; the DiscardPadding of the last block is
 ///   the remainder (PacketTableInfo), announced at the end of the stream on the push path.
@@ -43,7 +43,7 @@ struct MatroskaPacketEntry: Sendable, Equatable {
 ///   ahead can use the Cues.
 /// - **Random-access path.** Every Cluster is read (the audio data is indexed, as Ogg's
 ///   pages are): an exact packet table with each packet's time. PCM's packets are its frames
-///   (Apple's linear PCM); the blocks are gathered by ``readPackets(startingAt:count:fetch:)``.
+///   (Apple's linear PCM); the blocks are gathered by ``readPackets(startingAt:count:into:descriptions:read:)``.
 /// - **Seeking.** Exact from the packet table (random access), or, on the push path, from
 ///   the blocks already read and then the Cues (read as they pass, or fetched); otherwise an
 ///   estimate from the Segment's duration, flagged (MatroskaParser+Seek.swift).

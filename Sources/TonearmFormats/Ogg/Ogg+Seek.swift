@@ -146,45 +146,41 @@ extension OggParser {
     /// those that continue across pages: the reader AudioFile needs for Ogg, whose packets
     /// are not one contiguous byte range when a page header lies inside them.
     ///
-    /// Descriptions have offsets relative to the returned bytes, which hold the packets one
-    /// after another. Nil when the parser has no packet index (it did not read the file on
-    /// the random-access path); throws -39 (`.endOfFile`) when `start` is at or past the last
-    /// packet.
-    public func readPackets(startingAt start: Int64, count: Int, fetch: ByteRangeFetcher) throws(AudioError)
-        -> (data: [UInt8], descriptions: [PacketDescription])?
+    /// Descriptions have offsets relative to the bytes, which hold the packets one after
+    /// another. False when the parser has no packet index (it did not read the file on the
+    /// random-access path); throws -39 (`.endOfFile`) when `start` is at or past the last
+    /// packet. Index loops throughout: a debug build's iterators and captured closures
+    /// allocate, and a steady-state read allocates nothing.
+    public func readPackets(startingAt start: Int64, count: Int, into data: inout [UInt8],
+                            descriptions: inout [PacketDescription], read: ByteRangeReader) throws(AudioError) -> Bool
     {
-        guard properties.packetTimestamps != nil else { return nil }
+        guard properties.packetTimestamps != nil else { return false }
         guard start >= 0, count >= 0 else { throw AudioError(.invalidPacketOffset, "packet \(start), count \(count)") }
         guard start < Int64(packetIndex.count) else {
             throw AudioError(.endOfFile, "packet \(start) is past the last packet (\(packetIndex.count))")
         }
-        let entries = packetIndex[Int(start)..<Int(min(Int64(packetIndex.count), start + Int64(count)))]
-        var data: [UInt8] = []
-        var descriptions: [PacketDescription] = []
-        descriptions.reserveCapacity(entries.count)
+        let end = Int(min(Int64(packetIndex.count), start + Int64(count)))
+        data.removeAll(keepingCapacity: true)
+        descriptions.removeAll(keepingCapacity: true)
         // Runs of packets that lie together in the file are read at once.
         var run: Range<Int64>?
-        func flush() throws(AudioError) {
-            guard let r = run else { return }
-            let bytes = try fetch(r.lowerBound, Int(r.upperBound - r.lowerBound))
-            guard bytes.count == r.count else { throw AudioError(.endOfFile, "the file ends inside packet data") }
-            data += bytes
-            run = nil
-        }
-        for e in entries {
+        for i in Int(start)..<end {
+            let e = packetIndex[i]
             descriptions.append(PacketDescription(startOffset: Int64(data.count) + Int64(run?.count ?? 0),
                                                   variableFramesInPacket: e.frames, dataByteSize: e.size))
-            for piece in e.pieces ?? [e.offset..<e.offset + Int64(e.size)] {
+            let pieces = e.pieces?.count ?? 1
+            for k in 0..<pieces {
+                let piece = e.pieces?[k] ?? e.offset..<e.offset + Int64(e.size)
                 if let r = run, r.upperBound == piece.lowerBound {
                     run = r.lowerBound..<piece.upperBound
                 } else {
-                    try flush()
+                    if let r = run { try data.append(r.count, bytesAt: r.lowerBound, from: read) }
                     run = piece
                 }
             }
         }
-        try flush()
-        return (data, descriptions)
+        if let r = run { try data.append(r.count, bytesAt: r.lowerBound, from: read) }
+        return true
     }
 }
 

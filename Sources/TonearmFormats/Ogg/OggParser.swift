@@ -46,7 +46,7 @@ struct OggPacketEntry: Sendable, Equatable {
 /// - **Packets that span pages.** A packet that lies in one page is handed on from the input
 ///   as it is; one continued across pages is put together and handed on as
 ///   `ParseStep.ownedPackets`. On the random-access path the packet table gives each packet's
-///   first byte, and AudioFile reads packets through ``readPackets(startingAt:count:fetch:)``,
+///   first byte, and AudioFile reads packets through ``readPackets(startingAt:count:into:descriptions:read:)``,
 ///   which gathers the pieces.
 public final class OggParser: PropertyStoringParser {
     public var properties = FileProperties(fileType: .ogg)
