@@ -6,7 +6,7 @@ public enum OpusTOC {
     public static func frameSize(_ toc: UInt8) -> Int {
         let config = Int(toc >> 3)
         switch config {
-        case 0..<12: return [480, 960, 1920, 2880][config & 3]
+        case 0..<12: return config & 3 == 3 ? 2880 : 480 << (config & 3)  // 10, 20, 40, 60 ms
         case 12..<16: return config & 1 == 0 ? 480 : 960
         default: return 120 << (config & 3)
         }

@@ -43,6 +43,22 @@ var readScenarios: [Scenario] { [
         try measureReads(fixtures + "/mp3dec/lame_cbr320_stereo.mp3", client: .float32(sampleRate: 44100, channels: 2),
                          into: .bufferList)
     },
+    Scenario("extaudiofile-read-aac-to-float32-planar", kind: .reads) { _ in
+        try measureReads(fixtures + "/mp4/aac_faststart.m4a", client: .float32(sampleRate: 44100, channels: 2), into: .pcmBuffer)
+    },
+    Scenario("extaudiofile-read-fragmented-aac-to-int16", kind: .reads) { _ in
+        try measureReads(fixtures + "/mp4/aac_frag.mp4", client: .int16(sampleRate: 44100, channels: 2), into: .bufferList)
+    },
+    Scenario("extaudiofile-read-vorbis-to-int16", kind: .reads) { _ in
+        try measureReads(fixtures + "/ogg/vorbis_ffmpeg_mono.ogg", client: .int16(sampleRate: 22050, channels: 1), into: .bufferList)
+    },
+    Scenario("extaudiofile-read-opus-to-float32", kind: .reads) { _ in
+        try measureReads(fixtures + "/ogg/opus_ffmpeg_mono.opus", client: .float32(sampleRate: 48000, channels: 1), into: .pcmBuffer)
+    },
+    Scenario("extaudiofile-read-opus-stereo-to-int16", kind: .reads) { _ in
+        // opusenc's stereo at its default rate: CELT, where the mono file above is SILK.
+        try measureReads(fixtures + "/ogg/opus_opusenc_stereo.opus", client: .int16(sampleRate: 48000, channels: 2), into: .bufferList)
+    },
 ] }
 
 enum ReadTarget { case pcmBuffer, bufferList }

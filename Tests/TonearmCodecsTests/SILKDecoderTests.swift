@@ -175,6 +175,24 @@ final class SILKDecoderTests: XCTestCase {
 
     static var fixtures: [String] { fixtureFiles("silk", extensions: ["opus"]) }
 
+    /// `SILKTables.prepare()` builds every table (so none is first built mid-stream): each
+    /// `static let` of SILKTables.swift is named in it.
+    func testPrepareNamesEveryTable() throws {
+        var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(3)    // Tests/TonearmCodecsTests/SILKDecoderTests.swift
+        let source = try String(contentsOfFile: parts.joined(separator: "/") + "/Sources/TonearmCodecs/Opus/SILK/SILKTables.swift",
+                                encoding: .utf8)
+        let prepare = try XCTUnwrap(source.range(of: "static func prepare()"))
+        let body = source[prepare.upperBound...].prefix { $0 != "}" }
+        let names = source.split(separator: "\n").compactMap { line -> Substring? in
+            guard let r = line.range(of: "static let ") else { return nil }
+            return line[r.upperBound...].prefix { $0.isLetter || $0.isNumber }
+        }
+        XCTAssertEqual(names.count, 59)
+        for name in names { XCTAssertTrue(body.contains(name + ".count"), String(name)) }
+        XCTAssertGreaterThan(SILKTables.prepare(), 0)
+    }
+
     func testFixturesAreSILKOnlyWithTheirConfigs() throws {
         XCTAssertEqual(Self.fixtures.count, 15)
         for path in Self.fixtures {

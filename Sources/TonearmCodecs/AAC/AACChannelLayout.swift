@@ -31,8 +31,8 @@ struct AACChannelMap {
     /// the configuration has no such element (its data is decoded and dropped).
     func slot(_ kind: Kind, occurrence: Int) -> Slot? {
         var n = 0
-        for s in slots where s.kind == kind {
-            if n == occurrence { return s }
+        for i in slots.indices where slots[i].kind == kind {  // an index loop: a debug build's iterator allocates
+            if n == occurrence { return slots[i] }
             n += 1
         }
         return nil

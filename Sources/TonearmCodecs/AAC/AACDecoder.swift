@@ -264,7 +264,7 @@ public final class AACDecoder: AudioDecoder {
 
     /// raw_data_block (Table 4.3): elements until ID_END.
     private func readRawDataBlock(_ r: inout AACBits) throws(AACDamage) {
-        var occurrences = [0, 0, 0, 0]
+        var occurrences = SIMD4<Int>()  // per element kind; an array here was a heap block per frame
         var previous: AACElementReference?
         var elements = 0
         while true {

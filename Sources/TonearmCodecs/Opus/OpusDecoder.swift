@@ -38,6 +38,10 @@ public final class OpusDecoder: AudioDecoder {
     private let decodedChannels: Int
     private let gain: Float
     private var lastPacketFrames = 960
+    /// Each stream's packet and where it starts in the multistream packet, kept from packet
+    /// to packet so that parsing allocates nothing.
+    private var packets: [OpusPacket]
+    private var packetStarts: [Int]
 
     public init(format: StreamDescription, magicCookie: [UInt8]?, output: PCMBuffer.CommonFormat) throws(AudioError) {
         guard format.formatID == .opus else {
@@ -56,6 +60,8 @@ public final class OpusDecoder: AudioDecoder {
         head = h
         sampleFormat = output
         streams = (0..<h.streams).map { OpusStreamDecoder(channels: $0 < h.coupledStreams ? 2 : 1) }
+        packets = Array(repeating: OpusPacket(), count: h.streams)
+        packetStarts = Array(repeating: 0, count: h.streams)
         decodedChannels = h.streams + h.coupledStreams
         decoded = .allocate(capacity: decodedChannels * maximumFramesPerPacket)
         decoded.initialize(repeating: 0, count: decodedChannels * maximumFramesPerPacket)
@@ -85,7 +91,7 @@ public final class OpusDecoder: AudioDecoder {
     }
 
     public func reset() {
-        for s in streams { s.reset() }
+        for i in streams.indices { streams[i].reset() }
         lastPacketFrames = 960
     }
 
@@ -110,36 +116,36 @@ public final class OpusDecoder: AudioDecoder {
     /// Decodes one packet (all its streams) into `decoded`; returns its frames.
     private func decodePacket(_ bytes: UnsafeRawBufferPointer) throws(AudioError) -> Int {
         let stride = maximumFramesPerPacket
+        // Index loops: a debug build's iterators allocate, and decoding allocates nothing.
         if bytes.count == 0 {
             concealedPackets += 1
             let n = lastPacketFrames
             var channel = 0
-            for s in streams {
-                try s.conceal(n, into: decoded + channel * stride, stride: stride, offset: 0)
-                channel += s.channels
+            for i in streams.indices {
+                try streams[i].conceal(n, into: decoded + channel * stride, stride: stride, offset: 0)
+                channel += streams[i].channels
             }
             return n
         }
         // Parse every stream's packet before decoding any, so a malformed one changes nothing.
-        var packets: [(OpusPacket, UnsafeRawBufferPointer)] = []
-        packets.reserveCapacity(streams.count)
-        var rest = bytes
+        var at = 0
         var frames = -1
-        for (i, _) in streams.enumerated() {
+        for i in streams.indices {
             let last = i == streams.count - 1
-            let p = try OpusPacket(rest, selfDelimited: !last)
-            let n = p.frames.count * p.frameSize
+            try packets[i].parse(UnsafeRawBufferPointer(rebasing: bytes[at...]), selfDelimited: !last)
+            let n = packets[i].frames.count * packets[i].frameSize
             guard frames < 0 || n == frames else {
                 throw OpusPacket.bad("the streams of a multistream packet differ in duration")
             }
             frames = n
-            packets.append((p, UnsafeRawBufferPointer(rebasing: rest[0..<p.consumed])))
-            rest = UnsafeRawBufferPointer(rebasing: rest[p.consumed...])
+            packetStarts[i] = at
+            at += packets[i].consumed
         }
         var channel = 0
-        for (s, (p, b)) in zip(streams, packets) {
-            _ = try s.decode(p, b, into: decoded + channel * stride, stride: stride, offset: 0)
-            channel += s.channels
+        for i in streams.indices {
+            let b = UnsafeRawBufferPointer(rebasing: bytes[packetStarts[i]..<packetStarts[i] + packets[i].consumed])
+            _ = try streams[i].decode(packets[i], b, into: decoded + channel * stride, stride: stride, offset: 0)
+            channel += streams[i].channels
         }
         lastPacketFrames = max(120, frames)
         return frames

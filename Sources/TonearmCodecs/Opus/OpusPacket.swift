@@ -28,7 +28,13 @@ struct OpusPacket {
         case 12..<16:
             return (.hybrid, config < 14 ? .superWide : .full, size)
         default:
-            return (.celt, [.narrow, .wide, .superWide, .full][(config - 16) >> 2], size)
+            let bandwidth: OpusBandwidth = switch (config - 16) >> 2 {
+            case 0: .narrow
+            case 1: .wide
+            case 2: .superWide
+            default: .full
+            }
+            return (.celt, bandwidth, size)
         }
     }
 
@@ -48,16 +54,29 @@ struct OpusPacket {
 
     static func bad(_ why: String) -> AudioError { AudioError(.codecBadData, "Opus packet: \(why)") }
 
+    /// An empty packet, for ``parse(_:selfDelimited:)`` to fill.
+    init() {
+        (mode, bandwidth, frameSize, stereo, frames, consumed) = (.celt, .full, 960, false, [], 0)
+        frames.reserveCapacity(48)
+    }
+
     /// Parses `bytes`; with `selfDelimited`, the last frame's length is coded too (Appendix B),
     /// and `consumed` says where the next stream's packet starts.
     init(_ bytes: UnsafeRawBufferPointer, selfDelimited: Bool = false) throws(AudioError) {
+        self.init()
+        try parse(bytes, selfDelimited: selfDelimited)
+    }
+
+    /// Parses `bytes` into this packet, reusing its frame list's storage: a decoder that keeps
+    /// its packets parses without allocating.
+    mutating func parse(_ bytes: UnsafeRawBufferPointer, selfDelimited: Bool = false) throws(AudioError) {
         guard bytes.count >= 1 else { throw Self.bad("empty packet") }
         let toc = bytes[0]
         (mode, bandwidth, frameSize) = Self.configuration(toc)
         stereo = toc & 4 != 0
         let end = bytes.count
         var at = 1
-        var frames: [Range<Int>] = []
+        frames.removeAll(keepingCapacity: true)
         switch toc & 3 {
         case 0:
             var length = end - at
@@ -109,27 +128,30 @@ struct OpusPacket {
             }
             var payloadEnd = end - padding
             guard payloadEnd >= at else { throw Self.bad("padding longer than the packet") }
-            var lengths: [Int] = []
+            // The lengths first, each kept as an empty range at it (a length read from the
+            // packet may be negative until checked), then made the frames' ranges.
             if vbr {
-                for _ in 0..<(count - 1) { lengths.append(try Self.readLength(bytes, &at, end: payloadEnd)) }
-                if selfDelimited {
-                    lengths.append(try Self.readLength(bytes, &at, end: payloadEnd))
-                } else {
-                    let used = lengths.reduce(0, +)
-                    lengths.append(payloadEnd - at - used)
+                var used = 0
+                for _ in 0..<(count - 1) {
+                    let l = try Self.readLength(bytes, &at, end: payloadEnd)
+                    frames.append(l..<l)
+                    used += l
                 }
+                let l = selfDelimited ? try Self.readLength(bytes, &at, end: payloadEnd) : payloadEnd - at - used
+                frames.append(l..<l)
             } else if selfDelimited {
                 let l = try Self.readLength(bytes, &at, end: payloadEnd)
-                lengths = Array(repeating: l, count: count)
+                for _ in 0..<count { frames.append(l..<l) }
             } else {
                 let total = payloadEnd - at
                 // [R6]: CBR frames share the payload exactly.
                 guard total % count == 0 else { throw Self.bad("code 3 CBR payload of \(total) bytes for \(count) frames") }
-                lengths = Array(repeating: total / count, count: count)
+                for _ in 0..<count { frames.append(total / count..<total / count) }
             }
-            for l in lengths {
+            for i in 0..<frames.count {
+                let l = frames[i].lowerBound
                 guard l >= 0, l <= 1275, at + l <= payloadEnd else { throw Self.bad("code 3 frames run past the packet") }
-                frames.append(at..<(at + l))
+                frames[i] = at..<(at + l)
                 at += l
             }
             if selfDelimited {
@@ -141,7 +163,6 @@ struct OpusPacket {
                 at = end
             }
         }
-        self.frames = frames
         consumed = selfDelimited ? at : end
     }
 }

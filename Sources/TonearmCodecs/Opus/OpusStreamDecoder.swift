@@ -55,8 +55,8 @@ final class OpusStreamDecoder {
                 stride: Int, offset: Int) throws(AudioError) -> Int
     {
         var at = offset
-        for f in packet.frames {
-            let frame = UnsafeRawBufferPointer(rebasing: bytes[f])
+        for k in packet.frames.indices {  // an index loop: a debug build's iterator allocates
+            let frame = UnsafeRawBufferPointer(rebasing: bytes[packet.frames[k]])
             try decodeFrame(frame, mode: packet.mode, bandwidth: packet.bandwidth, frameSize: packet.frameSize,
                             stereo: packet.stereo)
             for c in 0..<channels {

@@ -34,7 +34,10 @@ extension VorbisDecoder {
             noResidue[c] = !used
         }
         // §4.3.3: a coupled pair is decoded when either channel is.
-        for step in mapping.coupling where !noResidue[step.magnitude] || !noResidue[step.angle] {
+        // Index loops here and below: a debug build's iterators allocate, and decoding allocates nothing.
+        for k in mapping.coupling.indices {
+            let step = mapping.coupling[k]
+            guard !noResidue[step.magnitude] || !noResidue[step.angle] else { continue }
             noResidue[step.magnitude] = false
             noResidue[step.angle] = false
         }
@@ -55,7 +58,10 @@ extension VorbisDecoder {
         }
 
         // §4.3.5: inverse coupling, last step first.
-        for step in mapping.coupling.reversed() {
+        var k = mapping.coupling.count
+        while k > 0 {
+            k -= 1
+            let step = mapping.coupling[k]
             let m = spectrumPointers[step.magnitude], a = spectrumPointers[step.angle]
             // Branch-free: with t = −A where M > 0 and A elsewhere, A > 0 gives (M, M + t)
             // and A ≤ 0 gives (M − t, M).

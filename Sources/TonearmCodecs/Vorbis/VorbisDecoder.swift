@@ -149,14 +149,15 @@ public final class VorbisDecoder: AudioDecoder {
         // The frames first, so that a buffer too small leaves everything untouched.
         var previous = previousBlockSize
         var total = 0
-        var assumed = [Int?](repeating: nil, count: layout.count)
+        // Only the first audio packet can follow no block: every one after follows it.
+        var assumed: (packet: Int, previous: Int)?
         for i in 0..<layout.count {
             guard let m = mode(of: layout.packet(i)) else { continue }
             let size = m.isLong ? setup.blockSizes.1 : setup.blockSizes.0
             if let previous {
                 total += previous / 4 + size / 4
             } else if let d = descriptions?[i], let p = assumedPrevious(frames: Int(d.variableFramesInPacket), size: size) {
-                assumed[i] = p
+                assumed = (i, p)
                 total += Int(d.variableFramesInPacket)
             }
             previous = size
@@ -170,10 +171,10 @@ public final class VorbisDecoder: AudioDecoder {
                 concealedPackets += 1
                 continue
             }
-            if let a = assumed[i] {
+            if let a = assumed, a.packet == i {
                 // The block before the one decoded first is unknown: its overlap is silence.
                 synthesis.clearOverlap()
-                previousBlockSize = a
+                previousBlockSize = a.previous
             }
             switch sampleFormat {
             case .float32: written += output.withWriter(Float.self) { decodePacket(p, mode: m, into: $0.advanced(by: written)) }

@@ -106,7 +106,8 @@ struct VorbisFloor1 {
         y[0] = Int32(r.read(yBits))
         y[1] = Int32(r.read(yBits))
         var offset = 2
-        for c in partitionClasses {
+        for k in partitionClasses.indices {  // an index loop: a debug build's iterator allocates
+            let c = partitionClasses[k]
             let dims = classDimensions[c], bits = classSubclasses[c]
             let mask = (1 << bits) - 1
             var cval = 0

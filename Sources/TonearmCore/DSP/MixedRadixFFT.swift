@@ -72,7 +72,8 @@ package final class MixedRadixFFT {
         var n = size, s = 1
         var srcRe = re, srcIm = im
         var dstRe = workRe, dstIm = workIm
-        for (pass, p) in radices.enumerated() {
+        for pass in radices.indices {  // an index loop: a debug build's enumerated() allocates
+            let p = radices[pass]
             let m = n / p
             twiddleRe[pass].withUnsafeBufferPointer { wr in
                 twiddleIm[pass].withUnsafeBufferPointer { wi in

@@ -71,7 +71,8 @@ struct CELTAllocation {
                 total -= dualReserve
             }
         }
-        var thresh = [Int](repeating: 0, count: nb), trimOffset = thresh
+        // Per band (21, at most 32) as SIMD values, not arrays: a frame allocates nothing.
+        var thresh = SIMD32<Int>(), trimOffset = thresh
         var bits1 = thresh, bits2 = thresh
         for j in start..<end {
             let w = e[j + 1] - e[j]
@@ -121,7 +122,7 @@ struct CELTAllocation {
     }
 
     /// interp_bits2pulses.
-    private mutating func interpolate(start: Int, end: Int, skipStart: Int, bits1: [Int], bits2: [Int], thresh: [Int],
+    private mutating func interpolate(start: Int, end: Int, skipStart: Int, bits1: SIMD32<Int>, bits2: SIMD32<Int>, thresh: SIMD32<Int>,
                                       cap: [Int], total totalIn: Int, skipReserve: Int, intensityReserve intensityIn: Int,
                                       dualReserve dualIn: Int, channels c: Int, lm: Int, _ rd: inout OpusRangeDecoder)
     {
@@ -152,7 +153,7 @@ struct CELTAllocation {
         }
         var psum = 0
         var done = false
-        var bits = [Int](repeating: 0, count: CELTTables.bandCount)
+        var bits = SIMD32<Int>()
         var j = end - 1
         while j >= start {
             var tmp = bits1[j] + ((lo * bits2[j]) >> Self.allocSteps)

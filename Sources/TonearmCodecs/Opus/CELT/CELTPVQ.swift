@@ -73,8 +73,7 @@ enum CELTPVQ {
     /// The spreading rotation (§4.3.4.3), `forward` false when decoding.
     static func rotate(_ x: UnsafeMutablePointer<Float>, length: Int, forward: Bool, stride: Int, k: Int, spread: Int) {
         guard 2 * k < length, spread != 0 else { return }
-        let factors = [15, 10, 5]
-        let factor = factors[spread - 1]
+        let factor = spread == 1 ? 15 : spread == 2 ? 10 : 5
         let gain = Float(length) / Float(length + factor * k)
         let theta = 0.5 * gain * gain
         let c = cosf(0.5 * Float.pi * theta)

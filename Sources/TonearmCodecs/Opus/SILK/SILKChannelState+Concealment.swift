@@ -74,7 +74,7 @@ extension SILKChannelState {
                 }
                 j += 1
             }
-            plc.ltpQ14 = [0, 0, ltpGain, 0, 0]
+            for i in 0..<5 { plc.ltpQ14[i] = i == 2 ? ltpGain : 0 }
             // Keep the pitch gain between 0.7 and 0.95.
             if ltpGain < 11469 {
                 let scaleQ10 = (Int32(11469) << 10) / max(ltpGain, 1)
@@ -85,7 +85,7 @@ extension SILKChannelState {
             }
         } else {
             plc.pitchLQ8 = SILKFixedPoint.smulbb(Int32(fsKHz), 18) << 8
-            plc.ltpQ14 = [0, 0, 0, 0, 0]
+            for i in 0..<5 { plc.ltpQ14[i] = 0 }
         }
         for i in 0..<lpcOrder { plc.prevLPCQ12[i] = p.lpcQ12[1][i] }
         plc.prevLTPScaleQ14 = p.ltpScaleQ14
@@ -303,7 +303,9 @@ extension SILKChannelState {
         var mask = 255
         while mask > frameLength { mask >>= 1 }
         var a = [Int16](repeating: 0, count: 16)
-        SILKNLSF.toLPC(cng.smoothNLSFQ15, order: lpcOrder, into: &a)
+        var smooth = SIMD16<Int16>()
+        for i in 0..<lpcOrder { smooth[i] = cng.smoothNLSFQ15[i] }
+        SILKNLSF.toLPC(smooth, order: lpcOrder, into: &a)
         var sig = [Int32](repeating: 0, count: frameLength + 16)
         for i in 0..<16 { sig[i] = cng.synthesisState[i] }
         var seed = cng.randSeed

@@ -6,7 +6,10 @@ extension SILKChannelState {
     func decodeFrame(_ rd: inout OpusRangeDecoder, lost: Bool, redundant: Bool = false, coding: SILKConditionalCoding,
                      out: UnsafeMutablePointer<Int16>)
     {
+        // The parameters move out while they change, so that their arrays are written in
+        // place, not copied on write (the empty placeholder holds no storage).
         var p = parameters
+        parameters = SILKFrameParameters.placeholder
         p.ltpScaleQ14 = 0
         if !lost {
             decodeIndices(&rd, frameIndex: framesDecoded, lbrr: redundant, coding: coding)

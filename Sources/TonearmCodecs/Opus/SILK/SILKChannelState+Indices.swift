@@ -12,6 +12,7 @@ extension SILKChannelState {
     /// §4.2.7.3 – §4.2.7.7: the side information of one frame, into ``indices``.
     func decodeIndices(_ rd: inout OpusRangeDecoder, frameIndex: Int, lbrr: Bool, coding: SILKConditionalCoding) {
         var ix = indices
+        indices.nlsfIndices = []  // moved out, so that ix's is written in place rather than copied
         // §4.2.7.3: frame type and quantisation offset.
         let typeOffset: Int
         if lbrr || vadFlags[frameIndex] {
@@ -36,8 +37,8 @@ extension SILKChannelState {
         // §4.2.7.5.1 – 2: NLSF stage 1 and the stage-2 residuals.
         let cb = nlsfCodebook
         ix.nlsfIndices[0] = rd.decodeICDF(cb.stage1ICDF, offset: (ix.signalType >> 1) * cb.vectors, count: cb.vectors)
-        var offsets = [Int](repeating: 0, count: 16)
-        var predQ8 = [Int32](repeating: 0, count: 16)
+        var offsets = SIMD16<Int>()
+        var predQ8 = SIMD16<Int32>()
         cb.unpack(ix.nlsfIndices[0], icdfOffsets: &offsets, predictionQ8: &predQ8)
         for i in 0..<cb.order {
             var value = rd.decodeICDF(cb.stage2ICDF, offset: offsets[i], count: 9)
@@ -110,12 +111,12 @@ extension SILKChannelState {
         // §4.2.7.5: NLSFs, their interpolation with the previous frame's, and the LPC
         // coefficients.
         let order = lpcOrder
-        var nlsf = [Int16](repeating: 0, count: 16)
+        var nlsf = SIMD16<Int16>()
         SILKNLSF.decode(indices.nlsfIndices, codebook: nlsfCodebook, into: &nlsf)
         SILKNLSF.toLPC(nlsf, order: order, into: &p.lpcQ12[1])
         if firstFrameAfterReset { indices.nlsfInterpolationQ2 = 4 }
         if indices.nlsfInterpolationQ2 < 4 {
-            var nlsf0 = [Int16](repeating: 0, count: 16)
+            var nlsf0 = SIMD16<Int16>()
             let w = Int32(indices.nlsfInterpolationQ2)
             for i in 0..<order {
                 let prevValue = Int32(prevNLSFQ15[i])
@@ -123,7 +124,8 @@ extension SILKChannelState {
             }
             SILKNLSF.toLPC(nlsf0, order: order, into: &p.lpcQ12[0])
         } else {
-            p.lpcQ12[0] = p.lpcQ12[1]
+            // Element by element: sharing the array would copy it at the next frame's write.
+            for i in 0..<SILKChannelState.maxLPCOrder { p.lpcQ12[0][i] = p.lpcQ12[1][i] }
         }
         for i in 0..<order { prevNLSFQ15[i] = nlsf[i] }
         // After a loss, a little bandwidth expansion (BWE_AFTER_LOSS_Q16).

@@ -42,6 +42,9 @@ struct SILKFrameParameters {
     var ltpQ14 = [Int16](repeating: 0, count: 4 * SILKChannelState.ltpOrder)
     var ltpScaleQ14: Int32 = 0
     var gainsQ16 = [Int32](repeating: 0, count: 4)
+
+    /// Arrays without storage, held by the channel while its parameters are out being changed.
+    static let placeholder = SILKFrameParameters(lpcQ12: [], pitchLags: [], ltpQ14: [], ltpScaleQ14: 0, gainsQ16: [])
 }
 
 /// One SILK channel's decoder state (mid, or side), which persists across frames.

@@ -60,6 +60,7 @@ final class SILKDecoder {
     /// `channels`: the Opus stream's channel count (1 or 2); SILK keeps state for both, since
     /// packets may switch between mono and stereo.
     init(channels: Int) {
+        SILKTables.prepare()
         apiChannels = channels == 2 ? 2 : 1
         frameBuffer.initialize(repeating: 0, count: 2 * (SILKChannelState.maxFrameLength + 2))
         resampled.initialize(repeating: 0, count: 960)

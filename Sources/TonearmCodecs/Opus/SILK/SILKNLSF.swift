@@ -55,7 +55,7 @@ struct SILKNLSFCodebook: Sendable {
 
     /// §4.2.7.5.2: for stage-1 vector `index`, where each coefficient's stage-2 ICDF starts
     /// in ``stage2ICDF`` and its backward prediction weight (Q8).
-    func unpack(_ index: Int, icdfOffsets: inout [Int], predictionQ8: inout [Int32]) {
+    func unpack(_ index: Int, icdfOffsets: inout SIMD16<Int>, predictionQ8: inout SIMD16<Int32>) {
         let base = index * order / 2
         var i = 0
         while i < order {
@@ -70,16 +70,18 @@ struct SILKNLSFCodebook: Sendable {
 }
 
 /// NLSF decoding, stabilisation and conversion to LPC coefficients (RFC 6716 §4.2.7.5).
+/// Vectors of at most 16 coefficients are SIMD16 values, not arrays: a frame's decode
+/// allocates nothing.
 enum SILKNLSF {
     /// §4.2.7.5.2 – §4.2.7.5.4: the NLSF vector (Q15) from the indices, stabilised.
-    static func decode(_ indices: [Int], codebook cb: SILKNLSFCodebook, into nlsf: inout [Int16]) {
+    static func decode(_ indices: [Int], codebook cb: SILKNLSFCodebook, into nlsf: inout SIMD16<Int16>) {
         let order = cb.order
-        var offsets = [Int](repeating: 0, count: 16)
-        var predQ8 = [Int32](repeating: 0, count: 16)
+        var offsets = SIMD16<Int>()
+        var predQ8 = SIMD16<Int32>()
         let stage1 = min(max(indices[0], 0), cb.vectors - 1)
         cb.unpack(stage1, icdfOffsets: &offsets, predictionQ8: &predQ8)
         // §4.2.7.5.3: the residual, dequantised backwards with the prediction.
-        var residualQ10 = [Int32](repeating: 0, count: 16)
+        var residualQ10 = SIMD16<Int32>()
         var outQ10: Int32 = 0
         for i in stride(from: order - 1, through: 0, by: -1) {
             let predQ10 = SILKFixedPoint.smulbb(outQ10, predQ8[i]) >> 8
@@ -100,7 +102,7 @@ enum SILKNLSF {
 
     /// §4.2.7.5.4: moves NLSFs apart until each is at least its minimum distance from its
     /// neighbours (and the ends); after 20 rounds, a sort and clamping settle it.
-    static func stabilize(_ nlsf: inout [Int16], deltaMinQ15 dMin: [Int32], order L: Int) {
+    static func stabilize(_ nlsf: inout SIMD16<Int16>, deltaMinQ15 dMin: [Int32], order L: Int) {
         for _ in 0..<20 {
             var minDiff = Int32(nlsf[0]) - dMin[0]
             var index = 0
@@ -152,10 +154,10 @@ enum SILKNLSF {
 
     /// §4.2.7.5.6 – §4.2.7.5.8: LPC coefficients (Q12) from NLSFs (Q15), limited so that
     /// they fit 16 bits and the filter is stable with a bounded prediction gain.
-    static func toLPC(_ nlsf: [Int16], order d: Int, into aQ12: inout [Int16]) {
+    static func toLPC(_ nlsf: SIMD16<Int16>, order d: Int, into aQ12: inout [Int16]) {
         let qa: Int32 = 16
         let ordering = d == 16 ? ordering16 : ordering10
-        var cosQA = [Int32](repeating: 0, count: 16)
+        var cosQA = SIMD16<Int32>()
         let cosTable = SILKTables.lsfCosQ12
         for k in 0..<d {
             let n = Int32(nlsf[k])
@@ -166,11 +168,11 @@ enum SILKNLSF {
             cosQA[ordering[k]] = SILKFixedPoint.rshiftRound((cosValue << 8) + delta * fFrac, 20 - qa)
         }
         let dd = d / 2
-        var p = [Int32](repeating: 0, count: 9)
-        var q = [Int32](repeating: 0, count: 9)
+        var p = SIMD16<Int32>()  // 9 used
+        var q = SIMD16<Int32>()
         findPolynomial(&p, cosQA, offset: 0, dd)
         findPolynomial(&q, cosQA, offset: 1, dd)
-        var a32 = [Int32](repeating: 0, count: 16)
+        var a32 = SIMD16<Int32>()
         for k in 0..<dd {
             let pSum = p[k + 1] &+ p[k]
             let qDiff = q[k + 1] &- q[k]
@@ -187,7 +189,7 @@ enum SILKNLSF {
     }
 
     /// One of the two polynomials of §4.2.7.5.6 from every other 2·cos(NLSF), QA.
-    private static func findPolynomial(_ out: inout [Int32], _ cosQA: [Int32], offset: Int, _ dd: Int) {
+    private static func findPolynomial(_ out: inout SIMD16<Int32>, _ cosQA: SIMD16<Int32>, offset: Int, _ dd: Int) {
         let qa: Int64 = 16
         out[0] = 1 << 16
         out[1] = 0 &- cosQA[offset]
@@ -205,7 +207,7 @@ enum SILKNLSF {
 
     /// §4.2.7.5.7: brings the 32-bit coefficients into 16-bit range with bandwidth
     /// expansion (ten tries, then clipping).
-    static func fit(_ aIn: inout [Int32], into aOut: inout [Int16], qOut: Int32, qIn: Int32, order d: Int) {
+    static func fit(_ aIn: inout SIMD16<Int32>, into aOut: inout [Int16], qOut: Int32, qIn: Int32, order d: Int) {
         var round = 0
         while round < 10 {
             var maxAbs: Int32 = 0
@@ -235,7 +237,7 @@ enum SILKNLSF {
     /// is unstable or its gain exceeds 10⁴ (40 dB).
     static func inversePredictionGain(_ aQ12: [Int16], order: Int) -> Int32 {
         let qa: Int32 = 24
-        var a = [Int32](repeating: 0, count: 16)
+        var a = SIMD16<Int32>()
         var dc: Int32 = 0
         for k in 0..<order {
             dc += Int32(aQ12[k])
@@ -277,7 +279,7 @@ enum SILKNLSF {
     }
 
     /// Bandwidth expansion of 32-bit coefficients: a[i] × chirp^(i+1).
-    static func bandwidthExpand32(_ a: inout [Int32], order d: Int, chirpQ16 chirpIn: Int32) {
+    static func bandwidthExpand32(_ a: inout SIMD16<Int32>, order d: Int, chirpQ16 chirpIn: Int32) {
         var chirp = chirpIn
         let chirpMinusOne = chirp - 65536
         for i in 0..<(d - 1) {

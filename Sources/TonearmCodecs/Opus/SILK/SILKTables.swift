@@ -3,6 +3,30 @@
 // Flattened row by row; the doc of each says its shape and where it is used.
 
 enum SILKTables {
+    /// Builds every table now. Swift builds a static table at its first use, and a rare
+    /// symbol's table (the NLSF extension's) would otherwise first be read mid-stream, an
+    /// allocation on the decoding thread; the decoder calls this when it is created.
+    /// Every table of this enum is named here (`testPrepareNamesEveryTable` checks).
+    @discardableResult
+    static func prepare() -> Int {
+        gainICDF.count + deltaGainICDF.count + stereoPredQuantQ13.count + stereoPredJointICDF.count +
+            stereoOnlyCodeMidICDF.count + lbrrFlags2ICDF.count + lbrrFlags3ICDF.count + lsbICDF.count +
+            ltpScaleICDF.count + typeOffsetVADICDF.count + typeOffsetNoVADICDF.count +
+            nlsfInterpolationFactorICDF.count + quantizationOffsetsQ10.count + ltpScalesQ14.count +
+            uniform3ICDF.count + uniform4ICDF.count + uniform5ICDF.count + uniform6ICDF.count +
+            uniform8ICDF.count + nlsfExtICDF.count + pitchLagICDF.count + pitchDeltaICDF.count +
+            pitchContourICDF.count + pitchContourNBICDF.count + pitchContour10msICDF.count +
+            pitchContour10msNBICDF.count + cbLagsStage2.count + cbLagsStage3.count + cbLagsStage210ms.count +
+            cbLagsStage310ms.count + ltpPerIndexICDF.count + ltpGainICDF0.count + ltpGainICDF1.count +
+            ltpGainICDF2.count + ltpVQ0.count + ltpVQ1.count + ltpVQ2.count + pulsesPerBlockICDF.count +
+            rateLevelsICDF.count + shellCodeTable0.count + shellCodeTable1.count + shellCodeTable2.count +
+            shellCodeTable3.count + shellCodeTableOffsets.count + signICDF.count + nlsfCB1NBMBQ8.count +
+            nlsfCB1NBMBICDF.count + nlsfCB2SelectNBMB.count + nlsfCB2NBMBICDF.count + nlsfPredNBMBQ8.count +
+            nlsfDeltaMinNBMBQ15.count + nlsfCB1WBQ8.count + nlsfCB1WBICDF.count + nlsfCB2SelectWB.count +
+            nlsfCB2WBICDF.count + nlsfPredWBQ8.count + nlsfDeltaMinWBQ15.count + lsfCosQ12.count +
+            resamplerFrac12.count
+    }
+
     /// §4.2.7.4, Table 11: the first gain's MSBs, by signal type (3 × 8).
     static let gainICDF: [UInt8] = [
         224, 112, 44, 15, 3, 2, 1, 0, 254, 237, 192, 132, 70, 23, 4, 0,
