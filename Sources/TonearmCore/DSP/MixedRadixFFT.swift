@@ -78,11 +78,12 @@ package final class MixedRadixFFT {
             twiddleRe[pass].withUnsafeBufferPointer { wr in
                 twiddleIm[pass].withUnsafeBufferPointer { wi in
                     let wr = wr.baseAddress!, wi = wi.baseAddress!
-                    switch p {
-                    case 4: Self.radix4(srcRe, srcIm, dstRe, dstIm, m, s, wr, wi)
-                    case 2: Self.radix2(srcRe, srcIm, dstRe, dstIm, m, s, wr, wi)
-                    case 3: Self.radix3(srcRe, srcIm, dstRe, dstIm, m, s, wr, wi)
-                    default: Self.radix5(srcRe, srcIm, dstRe, dstIm, m, s, wr, wi)
+                    // Four butterflies at a time where a pass's inner run (s) allows: every
+                    // pass after the first for CELT's sizes. Lanes compute as scalars do.
+                    if s % 4 == 0 {
+                        Self.pass(SIMD4<Float>.self, p, srcRe, srcIm, dstRe, dstIm, m, s, wr, wi)
+                    } else {
+                        Self.pass(Float.self, p, srcRe, srcIm, dstRe, dstIm, m, s, wr, wi)
                     }
                 }
             }
@@ -102,111 +103,132 @@ package final class MixedRadixFFT {
     }
 
     @inline(__always)
-    private static func radix2(_ xr: UnsafeMutablePointer<Float>, _ xi: UnsafeMutablePointer<Float>,
+    private static func pass<V: FFTLane>(_: V.Type, _ p: Int, _ xr: UnsafeMutablePointer<Float>, _ xi: UnsafeMutablePointer<Float>,
+                                         _ yr: UnsafeMutablePointer<Float>, _ yi: UnsafeMutablePointer<Float>,
+                                         _ m: Int, _ s: Int, _ wr: UnsafePointer<Float>, _ wi: UnsafePointer<Float>)
+    {
+        switch p {
+        case 4: radix4(V.self, xr, xi, yr, yi, m, s, wr, wi)
+        case 2: radix2(V.self, xr, xi, yr, yi, m, s, wr, wi)
+        case 3: radix3(V.self, xr, xi, yr, yi, m, s, wr, wi)
+        default: radix5(V.self, xr, xi, yr, yi, m, s, wr, wi)
+        }
+    }
+
+    @inline(__always)
+    private static func radix2<V: FFTLane>(_: V.Type, _ xr: UnsafeMutablePointer<Float>, _ xi: UnsafeMutablePointer<Float>,
                                _ yr: UnsafeMutablePointer<Float>, _ yi: UnsafeMutablePointer<Float>,
                                _ m: Int, _ s: Int, _ wr: UnsafePointer<Float>, _ wi: UnsafePointer<Float>)
     {
         for q in 0..<m {
-            let w1r = wr[q], w1i = wi[q]
-            for r in 0..<s {
+            let w1r = V(wr[q]), w1i = V(wi[q])
+            var r = 0
+            while r < s {
+                defer { r += V.width }
                 let a = r + s * q, b = a + s * m
-                let ar = xr[a], ai = xi[a], br = xr[b], bi = xi[b]
+                let ar = V(xr, a), ai = V(xi, a), br = V(xr, b), bi = V(xi, b)
                 let o = r + s * 2 * q
-                yr[o] = ar + br
-                yi[o] = ai + bi
+                (ar + br).store(yr, o)
+                (ai + bi).store(yi, o)
                 let dr = ar - br, di = ai - bi
-                yr[o + s] = dr * w1r - di * w1i
-                yi[o + s] = dr * w1i + di * w1r
+                (dr * w1r - di * w1i).store(yr, o + s)
+                (dr * w1i + di * w1r).store(yi, o + s)
             }
         }
     }
 
     @inline(__always)
-    private static func radix4(_ xr: UnsafeMutablePointer<Float>, _ xi: UnsafeMutablePointer<Float>,
+    private static func radix4<V: FFTLane>(_: V.Type, _ xr: UnsafeMutablePointer<Float>, _ xi: UnsafeMutablePointer<Float>,
                                _ yr: UnsafeMutablePointer<Float>, _ yi: UnsafeMutablePointer<Float>,
                                _ m: Int, _ s: Int, _ wr: UnsafePointer<Float>, _ wi: UnsafePointer<Float>)
     {
         let sm = s * m
         for q in 0..<m {
-            let w1r = wr[q], w1i = wi[q], w2r = wr[m + q], w2i = wi[m + q], w3r = wr[2 * m + q], w3i = wi[2 * m + q]
-            for r in 0..<s {
+            let w1r = V(wr[q]), w1i = V(wi[q]), w2r = V(wr[m + q]), w2i = V(wi[m + q]), w3r = V(wr[2 * m + q]), w3i = V(wi[2 * m + q])
+            var r = 0
+            while r < s {
+                defer { r += V.width }
                 let a = r + s * q
-                let x0r = xr[a], x0i = xi[a]
-                let x1r = xr[a + sm], x1i = xi[a + sm]
-                let x2r = xr[a + 2 * sm], x2i = xi[a + 2 * sm]
-                let x3r = xr[a + 3 * sm], x3i = xi[a + 3 * sm]
+                let x0r = V(xr, a), x0i = V(xi, a)
+                let x1r = V(xr, a + sm), x1i = V(xi, a + sm)
+                let x2r = V(xr, a + 2 * sm), x2i = V(xi, a + 2 * sm)
+                let x3r = V(xr, a + 3 * sm), x3i = V(xi, a + 3 * sm)
                 let t0r = x0r + x2r, t0i = x0i + x2i
                 let t1r = x0r - x2r, t1i = x0i - x2i
                 let t2r = x1r + x3r, t2i = x1i + x3i
                 // (x1 − x3)·(−i)
                 let t3r = x1i - x3i, t3i = x3r - x1r
                 let o = r + s * 4 * q
-                yr[o] = t0r + t2r
-                yi[o] = t0i + t2i
+                (t0r + t2r).store(yr, o)
+                (t0i + t2i).store(yi, o)
                 let b1r = t1r + t3r, b1i = t1i + t3i
                 let b2r = t0r - t2r, b2i = t0i - t2i
                 let b3r = t1r - t3r, b3i = t1i - t3i
-                yr[o + s] = b1r * w1r - b1i * w1i
-                yi[o + s] = b1r * w1i + b1i * w1r
-                yr[o + 2 * s] = b2r * w2r - b2i * w2i
-                yi[o + 2 * s] = b2r * w2i + b2i * w2r
-                yr[o + 3 * s] = b3r * w3r - b3i * w3i
-                yi[o + 3 * s] = b3r * w3i + b3i * w3r
+                (b1r * w1r - b1i * w1i).store(yr, o + s)
+                (b1r * w1i + b1i * w1r).store(yi, o + s)
+                (b2r * w2r - b2i * w2i).store(yr, o + 2 * s)
+                (b2r * w2i + b2i * w2r).store(yi, o + 2 * s)
+                (b3r * w3r - b3i * w3i).store(yr, o + 3 * s)
+                (b3r * w3i + b3i * w3r).store(yi, o + 3 * s)
             }
         }
     }
 
     @inline(__always)
-    private static func radix3(_ xr: UnsafeMutablePointer<Float>, _ xi: UnsafeMutablePointer<Float>,
+    private static func radix3<V: FFTLane>(_: V.Type, _ xr: UnsafeMutablePointer<Float>, _ xi: UnsafeMutablePointer<Float>,
                                _ yr: UnsafeMutablePointer<Float>, _ yi: UnsafeMutablePointer<Float>,
                                _ m: Int, _ s: Int, _ wr: UnsafePointer<Float>, _ wi: UnsafePointer<Float>)
     {
-        let c1: Float = -0.5, s1: Float = -0.866025403784438646763723170752936183
+        let c1 = V(-0.5 as Float), s1 = V(-0.866025403784438646763723170752936183 as Float)
         let sm = s * m
         for q in 0..<m {
-            let w1r = wr[q], w1i = wi[q], w2r = wr[m + q], w2i = wi[m + q]
-            for r in 0..<s {
+            let w1r = V(wr[q]), w1i = V(wi[q]), w2r = V(wr[m + q]), w2i = V(wi[m + q])
+            var r = 0
+            while r < s {
+                defer { r += V.width }
                 let a = r + s * q
-                let x0r = xr[a], x0i = xi[a]
-                let x1r = xr[a + sm], x1i = xi[a + sm]
-                let x2r = xr[a + 2 * sm], x2i = xi[a + 2 * sm]
+                let x0r = V(xr, a), x0i = V(xi, a)
+                let x1r = V(xr, a + sm), x1i = V(xi, a + sm)
+                let x2r = V(xr, a + 2 * sm), x2i = V(xi, a + 2 * sm)
                 let sr = x1r + x2r, si = x1i + x2i
                 let dr = x1r - x2r, di = x1i - x2i
                 let mr = x0r + c1 * sr, mi = x0i + c1 * si
                 // ±i·s1·(x1 − x2)
                 let rr = -s1 * di, ri = s1 * dr
                 let o = r + s * 3 * q
-                yr[o] = x0r + sr
-                yi[o] = x0i + si
+                (x0r + sr).store(yr, o)
+                (x0i + si).store(yi, o)
                 let b1r = mr + rr, b1i = mi + ri
                 let b2r = mr - rr, b2i = mi - ri
-                yr[o + s] = b1r * w1r - b1i * w1i
-                yi[o + s] = b1r * w1i + b1i * w1r
-                yr[o + 2 * s] = b2r * w2r - b2i * w2i
-                yi[o + 2 * s] = b2r * w2i + b2i * w2r
+                (b1r * w1r - b1i * w1i).store(yr, o + s)
+                (b1r * w1i + b1i * w1r).store(yi, o + s)
+                (b2r * w2r - b2i * w2i).store(yr, o + 2 * s)
+                (b2r * w2i + b2i * w2r).store(yi, o + 2 * s)
             }
         }
     }
 
     @inline(__always)
-    private static func radix5(_ xr: UnsafeMutablePointer<Float>, _ xi: UnsafeMutablePointer<Float>,
+    private static func radix5<V: FFTLane>(_: V.Type, _ xr: UnsafeMutablePointer<Float>, _ xi: UnsafeMutablePointer<Float>,
                                _ yr: UnsafeMutablePointer<Float>, _ yi: UnsafeMutablePointer<Float>,
                                _ m: Int, _ s: Int, _ wr: UnsafePointer<Float>, _ wi: UnsafePointer<Float>)
     {
         // e^(−2πi/5) and e^(−4πi/5).
-        let c1: Float = 0.309016994374947424102293417182819059
-        let s1: Float = -0.951056516295153572116439333379382143
-        let c2: Float = -0.809016994374947424102293417182819059
-        let s2: Float = -0.587785252292473129168705954639072769
+        let c1 = V(0.309016994374947424102293417182819059 as Float)
+        let s1 = V(-0.951056516295153572116439333379382143 as Float)
+        let c2 = V(-0.809016994374947424102293417182819059 as Float)
+        let s2 = V(-0.587785252292473129168705954639072769 as Float)
         let sm = s * m
         for q in 0..<m {
-            for r in 0..<s {
+            var r = 0
+            while r < s {
+                defer { r += V.width }
                 let a = r + s * q
-                let x0r = xr[a], x0i = xi[a]
-                let x1r = xr[a + sm], x1i = xi[a + sm]
-                let x2r = xr[a + 2 * sm], x2i = xi[a + 2 * sm]
-                let x3r = xr[a + 3 * sm], x3i = xi[a + 3 * sm]
-                let x4r = xr[a + 4 * sm], x4i = xi[a + 4 * sm]
+                let x0r = V(xr, a), x0i = V(xi, a)
+                let x1r = V(xr, a + sm), x1i = V(xi, a + sm)
+                let x2r = V(xr, a + 2 * sm), x2i = V(xi, a + 2 * sm)
+                let x3r = V(xr, a + 3 * sm), x3i = V(xi, a + 3 * sm)
+                let x4r = V(xr, a + 4 * sm), x4i = V(xi, a + 4 * sm)
                 let a1r = x1r + x4r, a1i = x1i + x4i, b1r = x1r - x4r, b1i = x1i - x4i
                 let a2r = x2r + x3r, a2i = x2i + x3i, b2r = x2r - x3r, b2i = x2i - x3i
                 let m1r = x0r + c1 * a1r + c2 * a2r, m1i = x0i + c1 * a1i + c2 * a2i
@@ -215,23 +237,56 @@ package final class MixedRadixFFT {
                 let n1r = -(s1 * b1i + s2 * b2i), n1i = s1 * b1r + s2 * b2r
                 let n2r = -(s2 * b1i - s1 * b2i), n2i = s2 * b1r - s1 * b2r
                 let o = r + s * 5 * q
-                yr[o] = x0r + a1r + a2r
-                yi[o] = x0i + a1i + a2i
+                (x0r + a1r + a2r).store(yr, o)
+                (x0i + a1i + a2i).store(yi, o)
                 let y1r = m1r + n1r, y1i = m1i + n1i
                 let y4r = m1r - n1r, y4i = m1i - n1i
                 let y2r = m2r + n2r, y2i = m2i + n2i
                 let y3r = m2r - n2r, y3i = m2i - n2i
-                let w1r = wr[q], w1i = wi[q], w2r = wr[m + q], w2i = wi[m + q]
-                let w3r = wr[2 * m + q], w3i = wi[2 * m + q], w4r = wr[3 * m + q], w4i = wi[3 * m + q]
-                yr[o + s] = y1r * w1r - y1i * w1i
-                yi[o + s] = y1r * w1i + y1i * w1r
-                yr[o + 2 * s] = y2r * w2r - y2i * w2i
-                yi[o + 2 * s] = y2r * w2i + y2i * w2r
-                yr[o + 3 * s] = y3r * w3r - y3i * w3i
-                yi[o + 3 * s] = y3r * w3i + y3i * w3r
-                yr[o + 4 * s] = y4r * w4r - y4i * w4i
-                yi[o + 4 * s] = y4r * w4i + y4i * w4r
+                let w1r = V(wr[q]), w1i = V(wi[q]), w2r = V(wr[m + q]), w2i = V(wi[m + q])
+                let w3r = V(wr[2 * m + q]), w3i = V(wi[2 * m + q]), w4r = V(wr[3 * m + q]), w4i = V(wi[3 * m + q])
+                (y1r * w1r - y1i * w1i).store(yr, o + s)
+                (y1r * w1i + y1i * w1r).store(yi, o + s)
+                (y2r * w2r - y2i * w2i).store(yr, o + 2 * s)
+                (y2r * w2i + y2i * w2r).store(yi, o + 2 * s)
+                (y3r * w3r - y3i * w3i).store(yr, o + 3 * s)
+                (y3r * w3i + y3i * w3r).store(yi, o + 3 * s)
+                (y4r * w4r - y4i * w4i).store(yr, o + 4 * s)
+                (y4r * w4i + y4i * w4r).store(yi, o + 4 * s)
             }
         }
+    }
+}
+
+/// What a pass computes with: one Float, or four in SIMD lanes (the same operations, so the
+/// same results).
+private protocol FFTLane {
+    static var width: Int { get }
+    /// Broadcasts a constant or a twiddle.
+    init(_ value: Float)
+    /// Loads from `p + i`.
+    init(_ p: UnsafeMutablePointer<Float>, _ i: Int)
+    /// Stores at `p + i`.
+    func store(_ p: UnsafeMutablePointer<Float>, _ i: Int)
+    static func + (a: Self, b: Self) -> Self
+    static func - (a: Self, b: Self) -> Self
+    static func * (a: Self, b: Self) -> Self
+    static prefix func - (a: Self) -> Self
+}
+
+extension Float: FFTLane {
+    static var width: Int { 1 }
+    @inline(__always) init(_ p: UnsafeMutablePointer<Float>, _ i: Int) { self = p[i] }
+    @inline(__always) func store(_ p: UnsafeMutablePointer<Float>, _ i: Int) { p[i] = self }
+}
+
+extension SIMD4<Float>: FFTLane {
+    static var width: Int { 4 }
+    @inline(__always) init(_ value: Float) { self.init(repeating: value) }
+    @inline(__always) init(_ p: UnsafeMutablePointer<Float>, _ i: Int) {
+        self = UnsafeRawPointer(p + i).loadUnaligned(as: SIMD4<Float>.self)
+    }
+    @inline(__always) func store(_ p: UnsafeMutablePointer<Float>, _ i: Int) {
+        UnsafeMutableRawPointer(p + i).storeBytes(of: self, as: SIMD4<Float>.self)
     }
 }
