@@ -169,7 +169,7 @@ final class Layer3Decoder {
                 let n = outcome == .decoded ? (ch == 0 ? nonzero.0 : nonzero.1) : 0
                 hybridSynthesis(g, count: n, channel: ch, rate: rate, mpeg1: h.version == .mpeg1)
                 let out = pcm + ch * 1152 + gr * 576
-                for t in 0..<18 { synthesis[ch].synthesize(time + t * 32, into: out + t * 32, stride: 1) }
+                synthesis[ch].synthesize(time, slots: 18, into: out)
             }
         }
         return outcome
@@ -185,7 +185,7 @@ final class Layer3Decoder {
                 (xr + ch * 576).update(repeating: 0, count: 576)
                 hybridSynthesis(Layer3GranuleInfo(), count: 0, channel: ch, rate: 0, mpeg1: true)
                 let out = pcm + ch * 1152 + gr * 576
-                for t in 0..<18 { synthesis[ch].synthesize(time + t * 32, into: out + t * 32, stride: 1) }
+                synthesis[ch].synthesize(time, slots: 18, into: out)
             }
         }
     }

@@ -148,9 +148,7 @@ public final class MPEGDecoder: AudioDecoder {
                 try MPEGLayer12.decode(frame, header: h, into: subbands)
                 let slots = MPEGLayer12.slots(layer: layer)
                 for c in 0..<frameChannels {
-                    for s in 0..<slots {
-                        synthesis[c].synthesize(subbands + (c * slots + s) * 32, into: pcm + c * 1152 + s * 32, stride: 1)
-                    }
+                    synthesis[c].synthesize(subbands + c * slots * 32, slots: slots, into: pcm + c * 1152)
                 }
             } catch {
                 concealedPackets += 1
@@ -171,9 +169,7 @@ public final class MPEGDecoder: AudioDecoder {
         } else {
             subbands.update(repeating: 0, count: 2 * 36 * 32)
             for c in 0..<n {
-                for s in 0..<maximumFramesPerPacket / 32 {
-                    synthesis[c].synthesize(subbands, into: pcm + c * 1152 + s * 32, stride: 1)
-                }
+                synthesis[c].synthesize(subbands, slots: maximumFramesPerPacket / 32, into: pcm + c * 1152)
             }
         }
     }
