@@ -40,26 +40,40 @@ final class MPEGSynthesisTests: XCTestCase {
         XCTAssertEqual(d[511], 0.000015259, accuracy: 1e-9)
     }
 
+    /// 40 slots in runs of 1, 2, 3, 4, 5, 7 and 18 slots, so that the four-slot groups
+    /// start and stop everywhere, against the definition slot by slot.
     func testFastFilterEqualsTheDefinition() {
         var rng = SystemRandomNumberGenerator()
         var reference = Reference()
         let filter = MPEGSynthesisFilter()
-        var worst = 0.0
-        var out = [Float](repeating: 0, count: 64)
-        for slot in 0..<40 {
-            let s = (0..<32).map { k in slot == 7 ? (k == 3 ? 1 : 0) : Float.random(in: -1...1, using: &rng) / Float(k + 1) }
-            let expected = reference.run(s)
-            s.withUnsafeBufferPointer { sp in
-                out.withUnsafeMutableBufferPointer { filter.synthesize(sp.baseAddress!, into: $0.baseAddress! + 1, stride: 2) }
+        let slots = 40
+        var input: [Float] = [], expected: [Double] = []
+        for slot in 0..<slots {
+            var s = [Float](repeating: 0, count: 32)
+            for k in 0..<32 {
+                s[k] = slot == 7 ? (k == 3 ? 1 : 0) : Float.random(in: -1...1, using: &rng) / Float(k + 1)
             }
-            for j in 0..<32 { worst = max(worst, abs(Double(out[1 + 2 * j]) - expected[j])) }
+            input += s
+            expected += reference.run(s)
         }
+        var out = [Float](repeating: .nan, count: slots * 32)
+        var slot = 0
+        for run in [1, 2, 3, 4, 5, 7, 18] {
+            input.withUnsafeBufferPointer { sp in
+                out.withUnsafeMutableBufferPointer { filter.synthesize(sp.baseAddress! + slot * 32, slots: run, into: $0.baseAddress! + slot * 32) }
+            }
+            slot += run
+        }
+        XCTAssertEqual(slot, slots)
+        XCTAssertFalse(out.contains { $0.isNaN }, "every slot written")
+        var worst = 0.0
+        for i in 0..<slots * 32 { worst = max(worst, abs(Double(out[i]) - expected[i])) }
         XCTAssertLessThan(worst, 2e-6, "largest difference from the definition")
         filter.reset()
-        let zeros = [Float](repeating: 0, count: 32)
+        let zeros = [Float](repeating: 0, count: 3 * 32)
         zeros.withUnsafeBufferPointer { sp in
-            out.withUnsafeMutableBufferPointer { filter.synthesize(sp.baseAddress!, into: $0.baseAddress!, stride: 1) }
+            out.withUnsafeMutableBufferPointer { filter.synthesize(sp.baseAddress!, slots: 3, into: $0.baseAddress!) }
         }
-        XCTAssertEqual(out.prefix(32).map { abs($0) }.max(), 0)
+        XCTAssertEqual(out.prefix(3 * 32).map { abs($0) }.max(), 0)
     }
 }

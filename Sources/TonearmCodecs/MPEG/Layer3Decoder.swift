@@ -169,7 +169,7 @@ final class Layer3Decoder {
                 let n = outcome == .decoded ? (ch == 0 ? nonzero.0 : nonzero.1) : 0
                 hybridSynthesis(g, count: n, channel: ch, rate: rate, mpeg1: h.version == .mpeg1)
                 let out = pcm + ch * 1152 + gr * 576
-                for t in 0..<18 { synthesis[ch].synthesize(time + t * 32, into: out + t * 32, stride: 1) }
+                synthesis[ch].synthesize(time, slots: 18, into: out)
             }
         }
         return outcome
@@ -185,7 +185,7 @@ final class Layer3Decoder {
                 (xr + ch * 576).update(repeating: 0, count: 576)
                 hybridSynthesis(Layer3GranuleInfo(), count: 0, channel: ch, rate: 0, mpeg1: true)
                 let out = pcm + ch * 1152 + gr * 576
-                for t in 0..<18 { synthesis[ch].synthesize(time + t * 32, into: out + t * 32, stride: 1) }
+                synthesis[ch].synthesize(time, slots: 18, into: out)
             }
         }
     }
@@ -321,6 +321,19 @@ final class Layer3Decoder {
                     let factor = gains[min(575, max(0, q + Layer3Tables.gainOffset))]
                     var i = from
                     let stop = min(to, n)
+                    // Four lines at a time: the table read per line, the product and the sign (a
+                    // magnitude ≥ 0 takes the value's sign bit, as a negation would) in SIMD.
+                    let src = UnsafeRawPointer(quantized), dst = UnsafeMutableRawPointer(out)
+                    let cap = SIMD4<UInt32>(repeating: 8206), signBit = SIMD4<UInt32>(repeating: 0x8000_0000)
+                    while i &+ 4 <= stop {
+                        let v = src.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<Int32>.self)
+                        let s = v &>> 31
+                        let k = pointwiseMin(SIMD4<UInt32>(truncatingIfNeeded: (v ^ s) &- s), cap)
+                        let m = SIMD4<Float>(pow43[Int(k[0])], pow43[Int(k[1])], pow43[Int(k[2])], pow43[Int(k[3])]) * factor
+                        let signed = unsafeBitCast(m, to: SIMD4<UInt32>.self) | (SIMD4<UInt32>(truncatingIfNeeded: v) & signBit)
+                        dst.storeBytes(of: signed, toByteOffset: i &* 4, as: SIMD4<UInt32>.self)
+                        i &+= 4
+                    }
                     while i < stop {
                         let v = quantized[i]
                         let m = pow43[Int(min(8206, v.magnitude))] * factor

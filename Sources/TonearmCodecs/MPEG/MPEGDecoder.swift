@@ -148,9 +148,7 @@ public final class MPEGDecoder: AudioDecoder {
                 try MPEGLayer12.decode(frame, header: h, into: subbands)
                 let slots = MPEGLayer12.slots(layer: layer)
                 for c in 0..<frameChannels {
-                    for s in 0..<slots {
-                        synthesis[c].synthesize(subbands + (c * slots + s) * 32, into: pcm + c * 1152 + s * 32, stride: 1)
-                    }
+                    synthesis[c].synthesize(subbands + c * slots * 32, slots: slots, into: pcm + c * 1152)
                 }
             } catch {
                 concealedPackets += 1
@@ -171,18 +169,27 @@ public final class MPEGDecoder: AudioDecoder {
         } else {
             subbands.update(repeating: 0, count: 2 * 36 * 32)
             for c in 0..<n {
-                for s in 0..<maximumFramesPerPacket / 32 {
-                    synthesis[c].synthesize(subbands, into: pcm + c * 1152 + s * 32, stride: 1)
-                }
+                synthesis[c].synthesize(subbands, slots: maximumFramesPerPacket / 32, into: pcm + c * 1152)
             }
         }
     }
 
     private func emit<S: DecodedSample>(_ frames: Int, into w: SampleWriter<S>) {
+        var start = 0
+        if S.self == Float.self && channels == 2 && w.stride == 2 && w.channelDistance == 1 {
+            // Interleaved stereo Float, the usual case: the two planes zipped four frames at a time.
+            let out = UnsafeMutableRawPointer(w.base), left = UnsafeRawPointer(pcm), right = UnsafeRawPointer(pcm + 1152)
+            while start &+ 4 <= frames {
+                let l = left.loadUnaligned(fromByteOffset: start &* 4, as: SIMD4<Float>.self)
+                let r = right.loadUnaligned(fromByteOffset: start &* 4, as: SIMD4<Float>.self)
+                out.storeBytes(of: SIMD8(l[0], r[0], l[1], r[1], l[2], r[2], l[3], r[3]), toByteOffset: start &* 8, as: SIMD8<Float>.self)
+                start &+= 4
+            }
+        }
         for c in 0..<channels {
             let src = pcm + c * 1152
-            var dst = w.at(channel: c, frame: 0)
-            for i in 0..<frames {
+            var dst = w.at(channel: c, frame: start)
+            for i in start..<frames {
                 dst.pointee = S.fromFloat(src[i])
                 dst += w.stride
             }

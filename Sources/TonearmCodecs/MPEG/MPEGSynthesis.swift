@@ -2,73 +2,138 @@ import TonearmCore
 
 /// The polyphase synthesis filter bank of MPEG audio (ISO/IEC 11172-3, 2.4.3.2 and
 /// Annex A figure A.2), shared by layers I, II and III: 32 subband samples in, 32 PCM
-/// samples out, for one channel.
+/// samples out, per time slot, for one channel.
 ///
 /// The matrixing is a 32-point DCT-II (Lee's factorisation unrolled, 80 multiplies
-/// instead of 2048: ``matrix(_:_:)``), whose 32 outputs give the 64 values of a V vector by symmetry; the
-/// windowing sums 16 terms per output sample over the 16 newest V vectors, 4 outputs at
-/// a time in SIMD.
+/// instead of 2048: ``dct32(_:_:)``) of four time slots at once in SIMD4 lanes, whose 32
+/// outputs give the 64 values of a V vector by symmetry; the windowing sums 16 terms per
+/// output sample over the 16 newest V vectors, 4 outputs at a time in SIMD.
 final class MPEGSynthesisFilter {
-    /// 16 V vectors of 64 values, a ring; `head` is the newest.
+    /// 32 V vectors of 64 values, a ring; `head` is the newest. The windowing reads the 16
+    /// newest; the other 16 leave room for the V vectors of a group's later slots, written
+    /// before its earlier slots are windowed.
     private let v: UnsafeMutablePointer<Float>
     private var head = 0
     /// This filter's copy of ``window``, so the hot loop reads no global.
     private let d: UnsafeMutablePointer<Float>
+    /// The DCT's input and output, 32 vectors each: subband (or C[m]) × four slots.
+    private let lanes: UnsafeMutablePointer<SIMD4<Float>>
+    /// 32 zeros, the input of a group's missing slots.
+    private let zeros: UnsafePointer<Float>
 
     init() {
-        v = .allocate(capacity: 16 * 64)
-        v.initialize(repeating: 0, count: 16 * 64)
-        d = .allocate(capacity: 512)
+        // 16-byte aligned, so that the windowing's loads can be aligned ones.
+        v = UnsafeMutableRawPointer.allocate(byteCount: 32 * 64 * 4, alignment: 16).bindMemory(to: Float.self, capacity: 32 * 64)
+        v.initialize(repeating: 0, count: 32 * 64)
+        d = UnsafeMutableRawPointer.allocate(byteCount: 512 * 4, alignment: 16).bindMemory(to: Float.self, capacity: 512)
         d.initialize(from: Self.window, count: 512)
+        lanes = .allocate(capacity: 64)
+        lanes.initialize(repeating: SIMD4<Float>(), count: 64)
+        let z = UnsafeMutablePointer<Float>.allocate(capacity: 32)
+        z.initialize(repeating: 0, count: 32)
+        zeros = UnsafePointer(z)
     }
 
     deinit {
-        v.deallocate()
-        d.deallocate()
+        UnsafeMutableRawPointer(v).deallocate()
+        UnsafeMutableRawPointer(d).deallocate()
+        lanes.deallocate()
+        zeros.deallocate()
     }
 
     /// Forgets the history: the next output is as at the start of a stream.
     func reset() {
-        v.update(repeating: 0, count: 16 * 64)
+        v.update(repeating: 0, count: 32 * 64)
         head = 0
     }
 
-    /// Turns 32 subband samples (full scale ±1) into 32 PCM samples, written at
-    /// `out[i * stride]`.
-    func synthesize(_ subbands: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>, stride: Int) {
-        head = (head &- 1) & 15
-        Self.matrix(subbands, v + head &* 64)
+    /// Turns `slots` time slots of 32 subband samples (full scale ±1), slot t at
+    /// `x[32t…32t+31]`, into 32 PCM samples each, slot t at `out[32t…32t+31]`.
+    func synthesize(_ x: UnsafePointer<Float>, slots: Int, into out: UnsafeMutablePointer<Float>) {
+        var t = 0
+        while t < slots {
+            let n = min(4, slots &- t)
+            // Subband k of the group's slots into lanes[k], a missing slot as zeros.
+            let p0 = x + t &* 32
+            let p1 = n > 1 ? p0 + 32 : zeros, p2 = n > 2 ? p0 + 64 : zeros, p3 = n > 3 ? p0 + 96 : zeros
+            for b in 0..<8 {
+                let c = Self.transpose(Self.load(p0 + b &* 4), Self.load(p1 + b &* 4),
+                                       Self.load(p2 + b &* 4), Self.load(p3 + b &* 4))
+                lanes[b &* 4] = c.0; lanes[b &* 4 &+ 1] = c.1; lanes[b &* 4 &+ 2] = c.2; lanes[b &* 4 &+ 3] = c.3
+            }
+            Self.dct32(lanes, lanes + 32)
+            // The four slots' V vectors, newest last; a missing slot's (silence) lands where
+            // the next slot's goes before anything reads it.
+            let h0 = (head &- 1) & 31, h1 = (head &- 2) & 31, h2 = (head &- 3) & 31, h3 = (head &- 4) & 31
+            for b in 0..<8 {
+                let c = Self.transpose(lanes[32 &+ b &* 4], lanes[33 &+ b &* 4], lanes[34 &+ b &* 4], lanes[35 &+ b &* 4])
+                spread(c.0, block: b, into: v + h0 &* 64)
+                spread(c.1, block: b, into: v + h1 &* 64)
+                spread(c.2, block: b, into: v + h2 &* 64)
+                spread(c.3, block: b, into: v + h3 &* 64)
+            }
+            head = (head &- n) & 31
+            for j in 0..<n { window((head &+ n &- 1 &- j) & 31, into: out + (t &+ j) &* 32) }
+            t &+= n
+        }
+    }
 
-        // out[j] = Σr V(age r)[32(r mod 2) + j] · D[32r + j], r = 0…15: the standard's
-        // U vector, read straight from the ring of V vectors.
+    /// Writes C[4b…4b+3] of one slot into its V vector by the symmetries
+    /// V[0…15] = C[16…31], V[16] = 0, V[17…48] = −C[31…0], V[48…63] = −C[0…15].
+    @inline(__always)
+    private func spread(_ c: SIMD4<Float>, block b: Int, into p: UnsafeMutablePointer<Float>) {
+        // Negation as a product by −1: exact, and −0 from +0 as a scalar negation gives.
+        let reversed = SIMD4<Float>(c[3], c[2], c[1], c[0]) * -1
+        Self.store(reversed, p + (45 &- b &* 4))
+        if b < 4 {
+            Self.store(c * -1, p + (48 &+ b &* 4))
+        } else {
+            Self.store(c, p + (b &* 4 &- 16))
+        }
+        if b == 7 { p[16] = 0 }
+    }
+
+    /// out[j] = Σr V(age r)[32(r mod 2) + j] · D[32r + j], r = 0…15: the standard's U
+    /// vector, read straight from the ring of V vectors, the newest at `h`.
+    @inline(__always)
+    private func window(_ h: Int, into out: UnsafeMutablePointer<Float>) {
         var a0 = SIMD4<Float>(), a1 = SIMD4<Float>(), a2 = SIMD4<Float>(), a3 = SIMD4<Float>()
         var a4 = SIMD4<Float>(), a5 = SIMD4<Float>(), a6 = SIMD4<Float>(), a7 = SIMD4<Float>()
         for r in 0..<16 {
-            let vIndex: Int = ((head &+ r) & 15) &* 64 &+ (r & 1) &* 32
+            let vIndex: Int = ((h &+ r) & 31) &* 64 &+ (r & 1) &* 32
             let row = UnsafeRawPointer(v + vIndex), w = UnsafeRawPointer(d + r &* 32)
             @inline(__always) func term(_ k: Int) -> SIMD4<Float> {
-                let x: SIMD4<Float> = row.loadUnaligned(fromByteOffset: k &* 16, as: SIMD4<Float>.self)
-                let c: SIMD4<Float> = w.loadUnaligned(fromByteOffset: k &* 16, as: SIMD4<Float>.self)
+                let x: SIMD4<Float> = row.load(fromByteOffset: k &* 16, as: SIMD4<Float>.self)
+                let c: SIMD4<Float> = w.load(fromByteOffset: k &* 16, as: SIMD4<Float>.self)
                 return x * c
             }
             a0 += term(0); a1 += term(1); a2 += term(2); a3 += term(3)
             a4 += term(4); a5 += term(5); a6 += term(6); a7 += term(7)
         }
-        if stride == 1 {
-            let o = UnsafeMutableRawPointer(out)
-            o.storeBytes(of: a0, toByteOffset: 0, as: SIMD4<Float>.self)
-            o.storeBytes(of: a1, toByteOffset: 16, as: SIMD4<Float>.self)
-            o.storeBytes(of: a2, toByteOffset: 32, as: SIMD4<Float>.self)
-            o.storeBytes(of: a3, toByteOffset: 48, as: SIMD4<Float>.self)
-            o.storeBytes(of: a4, toByteOffset: 64, as: SIMD4<Float>.self)
-            o.storeBytes(of: a5, toByteOffset: 80, as: SIMD4<Float>.self)
-            o.storeBytes(of: a6, toByteOffset: 96, as: SIMD4<Float>.self)
-            o.storeBytes(of: a7, toByteOffset: 112, as: SIMD4<Float>.self)
-            return
-        }
-        for (k, a) in [a0, a1, a2, a3, a4, a5, a6, a7].enumerated() {
-            for i in 0..<4 { out[(4 &* k &+ i) &* stride] = a[i] }
-        }
+        Self.store(a0, out); Self.store(a1, out + 4); Self.store(a2, out + 8); Self.store(a3, out + 12)
+        Self.store(a4, out + 16); Self.store(a5, out + 20); Self.store(a6, out + 24); Self.store(a7, out + 28)
+    }
+
+    /// Rows a, b, c, d to columns, by even/odd splits (one shuffle each).
+    @inline(__always)
+    private static func transpose(_ a: SIMD4<Float>, _ b: SIMD4<Float>, _ c: SIMD4<Float>, _ d: SIMD4<Float>)
+        -> (SIMD4<Float>, SIMD4<Float>, SIMD4<Float>, SIMD4<Float>)
+    {
+        let ab = SIMD8(lowHalf: a, highHalf: b), cd = SIMD8(lowHalf: c, highHalf: d)
+        // (a0 a2 b0 b2 c0 c2 d0 d2) and (a1 a3 b1 b3 c1 c3 d1 d3).
+        let even = SIMD8(lowHalf: ab.evenHalf, highHalf: cd.evenHalf)
+        let odd = SIMD8(lowHalf: ab.oddHalf, highHalf: cd.oddHalf)
+        return (even.evenHalf, odd.evenHalf, even.oddHalf, odd.oddHalf)
+    }
+
+    @inline(__always)
+    private static func load(_ p: UnsafePointer<Float>) -> SIMD4<Float> {
+        UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
+    }
+
+    @inline(__always)
+    private static func store(_ x: SIMD4<Float>, _ p: UnsafeMutablePointer<Float>) {
+        UnsafeMutableRawPointer(p).storeBytes(of: x, as: SIMD4<Float>.self)
     }
 
     /// The synthesis window D[i] of Table B.3, i = 0…511, in the order the windowing reads
