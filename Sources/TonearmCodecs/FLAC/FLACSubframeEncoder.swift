@@ -133,14 +133,24 @@ final class FLACSubframeEncoder {
                     guard !sets.isEmpty else { continue }
                     // Estimated bits per order: a Laplacian residual of variance σ² Rice-codes
                     // in about log2(σ) + 1 bits a sample; plus warm-up and coefficients.
+                    // Once a residual is down to its last bits, the prediction error of the
+                    // windowed block no longer tells the orders apart (a pure tone's rounding
+                    // is not white noise) and fewer coefficients often code smaller, so the
+                    // order that wins when only the bits above 1.5 a sample count is tried too.
                     var estimates: [(order: Int, bits: Double)] = []
+                    var floored: (order: Int, bits: Double) = (0, .infinity)
                     for (m, e) in errors.enumerated() {
                         let order = m + 1
-                        let perSample = max(0, 0.5 * log2(max(e / max(energy, 1e-9), 1e-30)) + 1)
-                        estimates.append((order, perSample * Double(n - order) + Double(order * (b + precision))))
+                        let log2Sigma = 0.5 * log2(max(e / max(energy, 1e-9), 1e-30))
+                        let overhead = Double(order * (b + precision))
+                        estimates.append((order, max(0, log2Sigma + 1) * Double(n - order) + overhead))
+                        let above = max(0, log2Sigma - 0.5) * Double(n - order) + overhead
+                        if above < floored.bits { floored = (order, above) }
                     }
                     estimates.sort { $0.bits < $1.bits }
-                    for (order, _) in estimates.prefix(search.orderCandidates) {
+                    var orders = estimates.prefix(search.orderCandidates).map(\.order)
+                    if floored.order > 0 && !orders.contains(floored.order) { orders.append(floored.order) }
+                    for order in orders {
                         let (q, shift) = FLACLPC.quantize(sets[order - 1], precision: precision)
                         guard lpcResidual(s, n, coefficients: q, shift: shift) else { continue }
                         let (riceBits, rice) = bestRice(n, order: order, bits: b)
