@@ -227,6 +227,42 @@ final class FFmpegDecoderTests: XCTestCase {
         XCTAssertEqual(buffer.frameLength, 3 * 1536)
     }
 
+    /// A stream that declares fewer frames per packet than its packets hold (1000 for AC-3's
+    /// 1536): a call fills the buffer to `packetCount × maximumFramesPerPacket` frames and
+    /// no further, even when the buffer has more room, and the rest comes on later calls
+    /// and the drain, in order. (FuzzDecoders-FFmpeg found a call that wrote more.)
+    func testACallWritesNoMoreThanItsPacketsPromise() throws {
+        CodecRegistry.preference = .ffmpeg
+        let file = try AudioFile(path: fixture("ac3/ac3_stereo_48k.ac3"))
+        let p = try file.properties
+        var format = try XCTUnwrap(p.dataFormat)
+        let (data, d) = try file.readPacketData(startingAt: 0, count: 4)
+        let packets = try XCTUnwrap(d)
+        func decode(_ format: StreamDescription, calls: [Range<Int>]) throws -> [UInt8] {
+            let decoder = try CodecRegistry.makeDecoder(for: format, magicCookie: p.magicCookie, output: .float32)
+            var out: [UInt8] = []
+            let buffer = PCMBuffer(commonFormat: .float32, sampleRate: 48000, channels: 2, interleaved: true,
+                                   frameCapacity: 8192)
+            for range in calls {
+                buffer.frameLength = 0
+                let slice = Array(packets[range])
+                try data.withBytes { (raw) throws(AudioError) in
+                    try decoder.decode(raw, packetCount: range.count, descriptions: slice, into: buffer)
+                }
+                XCTAssertLessThanOrEqual(buffer.frameLength, range.count * decoder.maximumFramesPerPacket, "\(range)")
+                out += buffer.interleavedBytes()
+            }
+            buffer.frameLength = 0
+            try decoder.drain(into: buffer)
+            return out + buffer.interleavedBytes()
+        }
+        let whole = try decode(format, calls: [0..<4])
+        XCTAssertEqual(whole.count, 4 * 1536 * 2 * 4)
+        format.framesPerPacket = 1000
+        let short = try decode(format, calls: [0..<3, 3..<4])
+        XCTAssertEqual(short, whole)
+    }
+
     func testPreferenceIsRestoredBetweenTests() {
         // setUp saw what the previous test left, after its tearDown.
         XCTAssertEqual(savedPreference, .automatic)

@@ -25,6 +25,10 @@ final class FFmpegDecoder: AudioDecoder {
     private let isAAC: Bool
     /// A LOAS frame's payload, realigned.
     private var loasPayload: [UInt8] = []
+    /// The frame length the current call may fill `output` to: `packetCount ×
+    /// maximumFramesPerPacket` frames past where it started (the room the caller promised,
+    /// which may be less than the buffer's capacity), or the capacity when draining.
+    private var limit = 0
 
     static func make(_ format: StreamDescription, _ cookie: [UInt8]?, _ output: PCMBuffer.CommonFormat) throws(AudioError) -> AudioDecoder? {
         guard FFmpegCodecs.codecID(for: format) != nil else { return nil }
@@ -88,6 +92,8 @@ final class FFmpegDecoder: AudioDecoder {
         // A call that throws writes nothing, as with every decoder: the frames of the packets
         // before the bad one are dropped with it.
         let start = output.frameLength
+        let (promised, overflowed) = packetCount.multipliedReportingOverflow(by: maximumFramesPerPacket)
+        limit = start + min(overflowed ? .max : promised, output.frameCapacity - start)
         do throws(AudioError) {
             try decodePackets(layout, into: output)
         } catch {
@@ -124,7 +130,7 @@ final class FFmpegDecoder: AudioDecoder {
                 throw AudioError(.codecBadData,
                                  "FFmpeg's \(context.decoderName) decoder gave \(frame.channels) channels, the stream has \(channels)")
             }
-            let room = output.frameCapacity - output.frameLength
+            let room = max(0, limit - output.frameLength)
             if room >= frame.frames && overflow.isEmpty {
                 write(frame, range: 0..<frame.frames, to: output)
                 return
@@ -153,7 +159,7 @@ final class FFmpegDecoder: AudioDecoder {
 
     /// Appends the held-back buffers that fit to `output`, in order.
     private func flushOverflow(into output: PCMBuffer) {
-        while let held = overflow.first, held.frameLength <= output.frameCapacity - output.frameLength {
+        while let held = overflow.first, held.frameLength <= limit - output.frameLength {
             switch sampleFormat {
             case .float32: copy(Float.self, held, to: output)
             case .int16: copy(Int16.self, held, to: output)
@@ -219,6 +225,7 @@ final class FFmpegDecoder: AudioDecoder {
 
     func drain(into output: PCMBuffer) throws(AudioError) {
         try output.checkRoom(for: 0, channels: channels, sampleFormat: sampleFormat)
+        limit = output.frameCapacity
         flushOverflow(into: output)
         try decodePacket(nil, into: output)
         context.flush()
