@@ -129,21 +129,31 @@ extension Double: ResamplerSample {
         return (a0 + a1).sum()
     }
 
+    /// In SIMD2, the register width of SSE2 and NEON, with two accumulators per channel:
+    /// SIMD4 of Double came out as twice the instructions.
     @inline(__always)
     static func dotPair(_ c: UnsafePointer<Double>, _ x: UnsafePointer<Double>, _ y: UnsafePointer<Double>, _ n: Int) -> (Double, Double) {
         let cr = UnsafeRawPointer(c), xr = UnsafeRawPointer(x), yr = UnsafeRawPointer(y)
-        var a0 = SIMD4<Double>(), a1 = SIMD4<Double>(), b0 = SIMD4<Double>(), b1 = SIMD4<Double>()
+        var a0 = SIMD2<Double>(), a1 = SIMD2<Double>(), b0 = SIMD2<Double>(), b1 = SIMD2<Double>()
         var i = 0
         while i < n {
-            let c0 = cr.loadUnaligned(fromByteOffset: i * 8, as: SIMD4<Double>.self)
-            let c1 = cr.loadUnaligned(fromByteOffset: i * 8 + 32, as: SIMD4<Double>.self)
-            a0 += c0 * xr.loadUnaligned(fromByteOffset: i * 8, as: SIMD4<Double>.self)
-            b0 += c0 * yr.loadUnaligned(fromByteOffset: i * 8, as: SIMD4<Double>.self)
-            a1 += c1 * xr.loadUnaligned(fromByteOffset: i * 8 + 32, as: SIMD4<Double>.self)
-            b1 += c1 * yr.loadUnaligned(fromByteOffset: i * 8 + 32, as: SIMD4<Double>.self)
-            i += 8
+            let o = i &* 8
+            let c0 = cr.loadUnaligned(fromByteOffset: o, as: SIMD2<Double>.self)
+            let c1 = cr.loadUnaligned(fromByteOffset: o &+ 16, as: SIMD2<Double>.self)
+            let c2 = cr.loadUnaligned(fromByteOffset: o &+ 32, as: SIMD2<Double>.self)
+            let c3 = cr.loadUnaligned(fromByteOffset: o &+ 48, as: SIMD2<Double>.self)
+            a0 += c0 * xr.loadUnaligned(fromByteOffset: o, as: SIMD2<Double>.self)
+            b0 += c0 * yr.loadUnaligned(fromByteOffset: o, as: SIMD2<Double>.self)
+            a1 += c1 * xr.loadUnaligned(fromByteOffset: o &+ 16, as: SIMD2<Double>.self)
+            b1 += c1 * yr.loadUnaligned(fromByteOffset: o &+ 16, as: SIMD2<Double>.self)
+            a0 += c2 * xr.loadUnaligned(fromByteOffset: o &+ 32, as: SIMD2<Double>.self)
+            b0 += c2 * yr.loadUnaligned(fromByteOffset: o &+ 32, as: SIMD2<Double>.self)
+            a1 += c3 * xr.loadUnaligned(fromByteOffset: o &+ 48, as: SIMD2<Double>.self)
+            b1 += c3 * yr.loadUnaligned(fromByteOffset: o &+ 48, as: SIMD2<Double>.self)
+            i &+= 8
         }
-        return ((a0 + a1).sum(), (b0 + b1).sum())
+        let a = a0 + a1, b = b0 + b1
+        return (a[0] + a[1], b[0] + b[1])
     }
 
     @inline(__always)
@@ -159,6 +169,16 @@ extension Double: ResamplerSample {
         }
         return (a.sum(), b.sum())
     }
+}
+
+/// ceil(n · L / M) without overflow (Int.max when it does not fit): the frames a stream of
+/// `n` input frames gives when the output rate is L/M times the input rate.
+func resampledLength(_ n: Int, l: Int, m: Int) -> Int {
+    let (high, low) = UInt(n).multipliedFullWidth(by: UInt(l))
+    guard high < UInt(m) else { return Int.max }
+    let (q, r) = UInt(m).dividingFullWidth((high, low))
+    let total = q + (r > 0 ? 1 : 0)
+    return total > UInt(Int.max) ? Int.max : Int(total)
 }
 
 /// The stream state and history of the polyphase and linear modes, for one sample type.
@@ -293,18 +313,15 @@ final class ResamplerEngine<T: ResamplerSample> {
     }
 
     /// Outputs a whole stream of `inputFrames` frames gives: ceil(inputFrames · L / M).
-    func totalOutputFrames() -> Int {
-        let (high, low) = UInt(inputFrames).multipliedFullWidth(by: UInt(l))
-        guard high < UInt(m) else { return Int.max }
-        let (q, r) = UInt(m).dividingFullWidth((high, low))
-        let total = q + (r > 0 ? 1 : 0)
-        return total > UInt(Int.max) ? Int.max : Int(total)
-    }
+    func totalOutputFrames() -> Int { resampledLength(inputFrames, l: l, m: m) }
 
-    /// Takes `frames` frames of each input channel and writes the outputs they complete.
-    /// The caller has checked that the outputs have room for ``maximumOutputFrames(forInputFrames:)``.
-    func process(_ inputs: UnsafePointer<UnsafePointer<Float>>, frames: Int,
-                 _ outputs: UnsafePointer<UnsafeMutablePointer<Float>>) -> Int
+    /// Takes `frames` frames of each input channel and writes the outputs they complete, at
+    /// `offset` in each output channel, at most `limit` of them (a flush's limit: once it is
+    /// reached, the rest of the input is dropped). The caller has checked that the outputs have room for
+    /// ``maximumOutputFrames(forInputFrames:)``. Float input, or Double from the FFT stage.
+    func process<S: BinaryFloatingPoint>(_ inputs: UnsafePointer<UnsafePointer<S>>, frames: Int,
+                                         _ outputs: UnsafePointer<UnsafeMutablePointer<Float>>, at offset: Int = 0,
+                                         limit: Int = Int.max) -> Int
     {
         var consumed = 0, produced = 0
         while consumed < frames {
@@ -323,7 +340,10 @@ final class ResamplerEngine<T: ResamplerSample> {
             }
             filled += count
             consumed += count
-            produced += produce(outputs, at: produced, limit: Int.max)
+            produced += produce(outputs, at: offset + produced, limit: limit - produced)
+            // At the limit the history can hold the next window and still give nothing:
+            // the rest of the input is past the outputs wanted.
+            if produced == limit { break }
         }
         inputFrames += frames
         outputFrames += produced
@@ -332,7 +352,7 @@ final class ResamplerEngine<T: ResamplerSample> {
 
     /// Writes the rest of the stream: the outputs whose time is before the end of the input,
     /// with silence after it. Then the engine starts a new stream.
-    func flush(_ outputs: UnsafePointer<UnsafeMutablePointer<Float>>, remaining: Int) {
+    func flush(_ outputs: UnsafePointer<UnsafeMutablePointer<Float>>, at offset: Int = 0, remaining: Int) {
         var produced = 0
         while produced < remaining {
             compact()
@@ -343,7 +363,7 @@ final class ResamplerEngine<T: ResamplerSample> {
                 for c in 0..<channels { (history + c * capacity + filled).update(repeating: 0, count: need) }
                 filled += need
             }
-            produced += produce(outputs, at: produced, limit: remaining - produced)
+            produced += produce(outputs, at: offset + produced, limit: remaining - produced)
         }
         reset()
     }

@@ -101,10 +101,14 @@ struct KaiserSinc {
         // Lower Nyquist in cycles per input frame; the stopband starts there, so nothing
         // above it aliases or images at more than −rejection.
         let nyquist = 0.5 * min(1, ratio)
-        let pass = spec.passband * nyquist
-        let stop = nyquist
+        self.init(pass: spec.passband * nyquist, stop: nyquist, rejection: spec.rejection, maximumTaps: maximumTaps)
+    }
+
+    /// A low-pass flat to `pass` and rejecting from `stop` (cycles per input frame), by at
+    /// least `rejection` dB (the design adds ``designMargin``).
+    init?(pass: Double, stop: Double, rejection: Double, maximumTaps: Int) {
         let width = stop - pass
-        let a = spec.rejection + KaiserSinc.designMargin
+        let a = rejection + KaiserSinc.designMargin
         cutoff = (pass + stop) / 2
         // Kaiser's formulas (Oppenheim & Schafer, §7.6): β from the attenuation, length from
         // attenuation and transition width in radians per sample.
