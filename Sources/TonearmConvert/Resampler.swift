@@ -99,6 +99,7 @@ public final class Resampler {
         case copy
         case float(ResamplerEngine<Float>)
         case double(ResamplerEngine<Double>)
+        case twoStage(ResamplerTwoStage)
         #if FFmpeg
         case ffmpeg(FFmpegSampleRateConverter)
         #endif
@@ -113,6 +114,7 @@ public final class Resampler {
         case .copy: nil
         case .float(let e): e.mode == .linear ? nil : UnsafeRawPointer(e.table)
         case .double(let e): UnsafeRawPointer(e.table)
+        case .twoStage(let e): UnsafeRawPointer(e.second.table)
         #if FFmpeg
         case .ffmpeg: nil
         #endif
@@ -128,6 +130,7 @@ public final class Resampler {
         case .copy: 0
         case .float(let e): e.taps
         case .double(let e): e.taps
+        case .twoStage(let e): e.taps
         #if FFmpeg
         case .ffmpeg: 0
         #endif
@@ -140,6 +143,7 @@ public final class Resampler {
         case .copy: true
         case .float(let e): e.mode != .interpolated
         case .double(let e): e.mode != .interpolated
+        case .twoStage: true
         #if FFmpeg
         case .ffmpeg: false
         #endif
@@ -241,6 +245,12 @@ public final class Resampler {
         guard tableSize <= 1 << 24 else {
             throw AudioError(.unsupportedDataFormat, "the filter for \(inputRate) → \(outputRate) Hz would need \(tableSize) taps")
         }
+        if complexity == .mastering && exact && !forceFloat && !forceDouble,
+           let twoStage = ResamplerTwoStage(channels: channels, l: l, m: m, spec: spec)
+        {
+            engine = .twoStage(twoStage)
+            return
+        }
         let mode: ResamplerEngine<Float>.Mode = exact ? .exact : .interpolated
         if (spec.usesDouble || forceDouble) && !forceFloat {
             let dmode: ResamplerEngine<Double>.Mode = exact ? .exact : .interpolated
@@ -278,6 +288,7 @@ public final class Resampler {
         case .copy: return n
         case .float(let e): return e.maximumOutputFrames(forInputFrames: n)
         case .double(let e): return e.maximumOutputFrames(forInputFrames: n)
+        case .twoStage(let e): return e.maximumOutputFrames(forInputFrames: n)
         #if FFmpeg
         case .ffmpeg(let e): return e.maximumOutputFrames(forInputFrames: n)
         #endif
@@ -290,6 +301,7 @@ public final class Resampler {
         case .copy: 0
         case .float(let e): e.totalOutputFrames() - e.outputFrames
         case .double(let e): e.totalOutputFrames() - e.outputFrames
+        case .twoStage(let e): e.totalOutputFrames() - e.outputFrames
         #if FFmpeg
         case .ffmpeg(let e): e.maximumOutputFrames(forInputFrames: 0)
         #endif
@@ -354,6 +366,7 @@ public final class Resampler {
             return frameCount
         case .float(let e): return e.process(inputs, frames: frameCount, outputs)
         case .double(let e): return e.process(inputs, frames: frameCount, outputs)
+        case .twoStage(let e): return e.process(inputs, frames: frameCount, outputs)
         #if FFmpeg
         case .ffmpeg(let e):
             // The room was checked against maximumOutputFrames, which asks swresample; it
@@ -382,6 +395,7 @@ public final class Resampler {
             case .copy: return 0
             case .float(let e): e.flush(outputPointers, remaining: remaining)
             case .double(let e): e.flush(outputPointers, remaining: remaining)
+            case .twoStage(let e): e.flush(outputPointers, remaining: remaining)
             #if FFmpeg
             case .ffmpeg(let e):
                 // swresample says how much it holds only as a bound; it gives what it has.
@@ -401,6 +415,7 @@ public final class Resampler {
         case .copy: break
         case .float(let e): e.reset()
         case .double(let e): e.reset()
+        case .twoStage(let e): e.reset()
         #if FFmpeg
         case .ffmpeg(let e): e.reset()
         #endif
