@@ -24,6 +24,11 @@ import TonearmFFmpeg
 ///   Dot products run in Float with SIMD8, two channels sharing each load of the taps;
 ///   'bats' Max keeps history and taps in Double, since Float's rounding floor (near
 ///   −150 dB, well under the 140 dB promised from Medium) would cap its 160 dB design.
+/// - 'bats' upsampling by an exact ratio between 1 and 2 (44.1→48, 32→44.1 kHz…) runs in two
+///   stages in Double: ×2 by the same steep filter applied by overlap-save FFT convolution
+///   (two phases of the taps below, 4096-point blocks at High), then a polyphase stage from
+///   twice the input rate to the output rate whose filter only has to reject from 1.5 × the
+///   input rate (about 24 taps). The output is the one-stage design's, in Double.
 ///
 /// Quality (Apple's 0…127) scales the filter within its complexity. The stopband always
 /// starts at the lower Nyquist; the design adds 9 dB to the rejection for the margin that
@@ -63,22 +68,21 @@ import TonearmFFmpeg
 /// Max in Float would stop near −151 dB, hence Double there.
 ///
 /// THD+N of a 997 Hz sine at −1 dBFS, 44.1→48 kHz (everything but the tone, fitted by least
-/// squares): 'norm' High −140.9 dB, 'bats' High −139.1 dB, 'bats' Max −150.0 dB. 'bats'
-/// High's filter in Double also gives −150.0 dB, the floor that Float input and output set:
-/// its Float accumulation costs the 11 dB.
+/// squares): 'norm' High −140.9 dB; 'bats' (two stages) Low −143.0, Medium −149.7, High
+/// −150.0, Max −149.9 dB; 'bats' High in one stage in Double −150.0 dB. −150 dB is the floor
+/// that Float input and output set; soxr at precision 28 reaches the same.
 ///
-/// Speed (44.1→48 kHz stereo, 10 minutes, one core, CPU time): 'norm' High 1.1 s, 'bats'
-/// High 2.7 s, 'line' 0.16 s; `sox rate -v` 2.4 s and `rate -h` 1.9 s (with 0.17 s of file
+/// Speed (44.1→48 kHz stereo, 10 minutes, one core, CPU time, before the two stages): 'norm'
+/// High 1.1 s, 'line' 0.16 s; `sox rate -v` 2.4 s and `rate -h` 1.9 s (with 0.17 s of file
 /// reading), ffmpeg's swresample 0.57 s (0.36 s of it decoding and writing; its default
 /// 32-tap filter is far shorter).
 ///
-/// Against issue 21's anchor, soxr at precision 28 (through ffmpeg, one thread), by callgrind
-/// instruction counts of the resampling alone (30 s of 16-bit stereo, 44.1→48 kHz; ours the
-/// kernel and filter design, soxr its library): 'bats' High 1.58 G, 4.1 × soxr's 0.38 G;
-/// 'norm' High 0.68 G, 1.8 ×. Whole runs: 1.76 G and 0.86 G against ffmpeg's 0.89 G (0.36 G
-/// of it without the resampler). soxr p28's THD+N on the sine above is −150.0 dB, the same
-/// Float floor. Reaching it at soxr's cost needs the multistage design (an exact ×2 stage by
-/// FFT overlap-save carrying the steep transition, then a short polyphase stage).
+/// Against issue 21's anchor, soxr at precision 28 (through ffmpeg, one thread), 30 s of
+/// 16-bit stereo, 44.1→48 kHz, callgrind instruction counts of the whole process: 'bats' High
+/// 0.94 G (two stages; one stage in Float was 1.76 G) against ffmpeg's 0.89 G, of which soxr
+/// is 0.38 G; our resampling alone is 0.69 G (stage 2's polyphase 0.32 G, the FFTs 0.31 G).
+/// 'norm' High (one stage, Float) 0.86 G. Time over 5 minutes, paired runs on an idle machine:
+/// 'bats' High 1.48 × ffmpeg with soxr p28 (CPU), 1.50 × (wall).
 public final class Resampler {
     public let inputRate: Double
     public let outputRate: Double
