@@ -1,5 +1,6 @@
 import XCTest
 import Tonearm
+import TonearmTestSupport
 
 /// Float32 samples written as integers and floats of every width and byte order: rounded to
 /// nearest (ties to even), clipped, NaN to the top, whatever the buffer's layout.
@@ -47,6 +48,39 @@ final class PCMEncoderTests: XCTestCase {
             for i in 0..<n {
                 let word = UInt32(be[i * 8]) << 24 | UInt32(be[i * 8 + 1]) << 16 | UInt32(be[i * 8 + 2]) << 8 | UInt32(be[i * 8 + 3])
                 XCTAssertEqual(word, PCMEncoderTests.values[i].bitPattern)
+            }
+        }
+    }
+    /// Planar Float32 to 16 bits goes eight samples at a time: every lane and the tail after
+    /// the last whole eight give the scalar's values, specials included (NaN, ±inf, ties to
+    /// even at both ends of the range, values just past the clip points).
+    func testSixteenBitsEightAtATimeEqualTheScalarValues() throws {
+        let specials: [Float] = PCMEncoderTests.values + [32766.5 / 32768, 32767.5 / 32768, -32767.5 / 32768, -32768.5 / 32768,
+                                                          -32769 / 32768, 0.5 / 32768 * 3, -2.5 / 32768, 1 - 0x1p-24, -1 - 0x1p-23,
+                                                          .greatestFiniteMagnitude, -.greatestFiniteMagnitude, -0.0]
+        var rng = SeededGenerator(seed: 21)
+        for n in [1, 7, 8, 9, 16, 23, 61, 1003] {
+            let buffer = PCMBuffer(commonFormat: .float32, sampleRate: 48000, channels: 2, interleaved: false, frameCapacity: n)
+            var inputs = [[Float]](repeating: [], count: 2)
+            for c in 0..<2 {
+                inputs[c] = (0..<n).map { _ in
+                    Bool.random(using: &rng) ? specials.randomElement(using: &rng)! : Float.random(in: -1.1...1.1, using: &rng)
+                }
+            }
+            buffer.withUnsafeMutableSamples(Float.self) { p in
+                for c in 0..<2 { for i in 0..<n { p[buffer.channelStart(c) + i * buffer.stride] = inputs[c][i] } }
+            }
+            buffer.frameLength = n
+            for big in [false, true] {
+                var out: [UInt8] = []
+                try PCMEncoder.encode(buffer, as: .pcm(sampleRate: 48000, channels: 2, bits: 16, isBigEndian: big), into: &out)
+                XCTAssertEqual(out.count, n * 4)
+                for i in 0..<n * 2 {
+                    let hi = big ? out[2 * i] : out[2 * i + 1], lo = big ? out[2 * i + 1] : out[2 * i]
+                    let v = Int64(Int16(bitPattern: UInt16(hi) << 8 | UInt16(lo)))
+                    let x = inputs[i % 2][i / 2]
+                    XCTAssertEqual(v, PCMEncoderTests.expected(x, bits: 16), "\(x) at frame \(i / 2) of \(n), big-endian \(big)")
+                }
             }
         }
     }
