@@ -129,30 +129,33 @@ extension Double: ResamplerSample {
         return (a0 + a1).sum()
     }
 
-    /// In SIMD2, the register width of SSE2 and NEON, with two accumulators per channel:
-    /// SIMD4 of Double came out as twice the instructions.
+    /// In SIMD2, the register width of SSE2 and NEON, with four accumulators per channel
+    /// (one per load of the taps, so no sum waits on another): SIMD4 of Double came out as
+    /// twice the instructions, and two accumulators per channel let the compiler shuffle
+    /// lanes between them (74 instructions per 8 taps instead of 31).
     @inline(__always)
     static func dotPair(_ c: UnsafePointer<Double>, _ x: UnsafePointer<Double>, _ y: UnsafePointer<Double>, _ n: Int) -> (Double, Double) {
         let cr = UnsafeRawPointer(c), xr = UnsafeRawPointer(x), yr = UnsafeRawPointer(y)
-        var a0 = SIMD2<Double>(), a1 = SIMD2<Double>(), b0 = SIMD2<Double>(), b1 = SIMD2<Double>()
-        var i = 0
-        while i < n {
-            let o = i &* 8
+        var a0 = SIMD2<Double>(), a1 = SIMD2<Double>(), a2 = SIMD2<Double>(), a3 = SIMD2<Double>()
+        var b0 = SIMD2<Double>(), b1 = SIMD2<Double>(), b2 = SIMD2<Double>(), b3 = SIMD2<Double>()
+        var o = 0
+        let end = n &* 8
+        while o < end {
             let c0 = cr.loadUnaligned(fromByteOffset: o, as: SIMD2<Double>.self)
             let c1 = cr.loadUnaligned(fromByteOffset: o &+ 16, as: SIMD2<Double>.self)
             let c2 = cr.loadUnaligned(fromByteOffset: o &+ 32, as: SIMD2<Double>.self)
             let c3 = cr.loadUnaligned(fromByteOffset: o &+ 48, as: SIMD2<Double>.self)
             a0 += c0 * xr.loadUnaligned(fromByteOffset: o, as: SIMD2<Double>.self)
-            b0 += c0 * yr.loadUnaligned(fromByteOffset: o, as: SIMD2<Double>.self)
             a1 += c1 * xr.loadUnaligned(fromByteOffset: o &+ 16, as: SIMD2<Double>.self)
+            a2 += c2 * xr.loadUnaligned(fromByteOffset: o &+ 32, as: SIMD2<Double>.self)
+            a3 += c3 * xr.loadUnaligned(fromByteOffset: o &+ 48, as: SIMD2<Double>.self)
+            b0 += c0 * yr.loadUnaligned(fromByteOffset: o, as: SIMD2<Double>.self)
             b1 += c1 * yr.loadUnaligned(fromByteOffset: o &+ 16, as: SIMD2<Double>.self)
-            a0 += c2 * xr.loadUnaligned(fromByteOffset: o &+ 32, as: SIMD2<Double>.self)
-            b0 += c2 * yr.loadUnaligned(fromByteOffset: o &+ 32, as: SIMD2<Double>.self)
-            a1 += c3 * xr.loadUnaligned(fromByteOffset: o &+ 48, as: SIMD2<Double>.self)
-            b1 += c3 * yr.loadUnaligned(fromByteOffset: o &+ 48, as: SIMD2<Double>.self)
-            i &+= 8
+            b2 += c2 * yr.loadUnaligned(fromByteOffset: o &+ 32, as: SIMD2<Double>.self)
+            b3 += c3 * yr.loadUnaligned(fromByteOffset: o &+ 48, as: SIMD2<Double>.self)
+            o &+= 64
         }
-        let a = a0 + a1, b = b0 + b1
+        let a = (a0 + a1) + (a2 + a3), b = (b0 + b1) + (b2 + b3)
         return (a[0] + a[1], b[0] + b[1])
     }
 
