@@ -103,9 +103,10 @@ public func fuzzParser(_ input: [UInt8], hint: AudioFileTypeID?, chunk: Int, fet
 /// AudioConverter made (again) whenever the stream's data format or cookie changes (as
 /// StreamDecoder does with internet radio). Its bits 0-1 pick the client format: the
 /// file's own or Float32 at the file's rate and channels, Float32 mono or Int16 stereo at
-/// the file's rate (the decoder and the channel mixer), or Float32 mono at 16 kHz at a
-/// resampler quality from bits 3-9: one input in four resamples, whose filter design costs
-/// more than decoding a short input. Checks that the bytes out are whole frames.
+/// the file's rate (the decoder and the channel mixer), or a resampled format at a resampler
+/// quality from bits 3-9: Float32 mono at 16 kHz, or (bit 10) Int16 at 4/3 of the file's
+/// rate at 'bats', which runs the two-stage resampler. One input in four resamples, whose
+/// filter design costs more than decoding a short input. Checks that the bytes out are whole frames.
 public func fuzzDecode(_ input: [UInt8], hint: AudioFileTypeID?, selector: Int) {
     if selector & 4 == 0 {
         decodeFile(input, hint: hint, selector: selector)
@@ -120,9 +121,17 @@ private func clientFormat(_ format: StreamDescription, selector: Int) -> StreamD
     switch selector & 3 {
     case 1: return .pcm(sampleRate: rate, channels: 1, bits: 32, isFloat: true)
     case 2: return .pcm(sampleRate: rate, channels: 2, bits: 16)
+    // Bit 10: up by 4/3 at 'bats' (the two-stage resampler) instead of down to 16 kHz.
+    case 3 where selector & 0x400 != 0:
+        return .pcm(sampleRate: rate * 4 / 3, channels: format.channelsPerFrame, bits: 16)
     case 3: return .pcm(sampleRate: 16000, channels: 1, bits: 32, isFloat: true)
     default: return nil
     }
+}
+
+/// 'bats' with the 4/3 client rate, 'norm' otherwise.
+private func complexity(_ selector: Int) -> SampleRateConverterComplexity {
+    selector & 0x403 == 0x403 ? .mastering : .normal
 }
 
 private func decodeFile(_ input: [UInt8], hint: AudioFileTypeID?, selector: Int) {
@@ -130,6 +139,7 @@ private func decodeFile(_ input: [UInt8], hint: AudioFileTypeID?, selector: Int)
           let ext = try? ExtAudioFile(reading: file)
     else { return }
     ext.sampleRateConverterQuality = (selector >> 3) & 0x7F
+    ext.sampleRateConverterComplexity = complexity(selector)
     if let client = clientFormat(ext.fileDataFormat, selector: selector) { _ = try? ext.setClientDataFormat(client) }
     let bytesPerFrame = Int(ext.clientDataFormat.bytesPerFrame)
     var out: [UInt8] = []
@@ -165,6 +175,7 @@ private func decodeStream(_ input: [UInt8], hint: AudioFileTypeID?, selector: In
                 ?? .pcm(sampleRate: format.sampleRate, channels: format.channelsPerFrame, bits: 32, isFloat: true)
             guard let c = try? AudioConverter(from: format, to: client, magicCookie: p.magicCookie) else { return }
             c.sampleRateConverterQuality = (selector >> 3) & 0x7F
+            c.sampleRateConverterComplexity = complexity(selector)
             c.packetTableInfo = p.packetTableInfo
             converter = c
         }
