@@ -79,10 +79,10 @@ import TonearmFFmpeg
 ///
 /// Against issue 21's anchor, soxr at precision 28 (through ffmpeg, one thread), 30 s of
 /// 16-bit stereo, 44.1→48 kHz, callgrind instruction counts of the whole process: 'bats' High
-/// 0.94 G (two stages; one stage in Float was 1.76 G) against ffmpeg's 0.89 G, of which soxr
-/// is 0.38 G; our resampling alone is 0.69 G (stage 2's polyphase 0.32 G, the FFTs 0.31 G).
-/// 'norm' High (one stage, Float) 0.86 G. Time over 5 minutes, paired runs on an idle machine:
-/// 'bats' High 1.48 × ffmpeg with soxr p28 (CPU), 1.50 × (wall).
+/// 0.74 G (two stages; one stage in Float was 1.76 G) against ffmpeg's 0.89 G, of which soxr
+/// is 0.38 G; our resampling alone is 0.58 G (the FFTs 0.31 G, stage 2's polyphase 0.21 G).
+/// 'norm' High (one stage, Float) 0.86 G. Time over 5 minutes, paired runs: 'bats' High
+/// 1.07–1.13 × ffmpeg with soxr p28 (CPU medians of two calls, a noisy machine).
 public final class Resampler {
     public let inputRate: Double
     public let outputRate: Double
