@@ -212,9 +212,26 @@ public enum PCMEncoder {
         let channels = buffer.channelCount, stride = buffer.stride
         let step = dst.frameStride
         buffer.withUnsafeMutableSamples(Float.self) { src in
+            // Planar stereo into interleaved 16-bit frames: both channels' eight values go out
+            // as one store of eight frames.
+            var done = 0
+            if !isFloat && width == 2 && channels == 2 && stride == 1 && step == 4 && dst.channel(1) == dst.channel(0) + 2 {
+                let left = UnsafeRawPointer(src.baseAddress! + buffer.channelStart(0) + start)
+                let right = UnsafeRawPointer(src.baseAddress! + buffer.channelStart(1) + start)
+                let o = dst.channel(0)
+                while done &+ 8 <= frames {
+                    let l = unsafeBitCast(sixteen(left, done), to: SIMD8<UInt32>.self)
+                    let r = unsafeBitCast(sixteen(right, done), to: SIMD8<UInt32>.self)
+                    var v = l & 0xFFFF | r &<< 16
+                    if swap { v = (v & 0x00FF_00FF) &<< 8 | (v &>> 8) & 0x00FF_00FF }
+                    o.storeBytes(of: v, toByteOffset: done &* 4, as: SIMD8<UInt32>.self)
+                    done &+= 8
+                }
+            }
             for c in 0..<channels {
-                let base = src.baseAddress! + buffer.channelStart(c) + start * stride
-                var o = dst.channel(c)
+                let base = src.baseAddress! + buffer.channelStart(c) + (start + done) * stride
+                var o = dst.channel(c) + done * step
+                let frames = frames - done
                 if isFloat {
                     for i in 0..<frames {
                         let v = base[i * stride].bitPattern
@@ -228,18 +245,9 @@ public enum PCMEncoder {
                 case 2:
                     var i = 0
                     if stride == 1 {
-                        // Eight at a time, with the scalar loop's values: NaN and everything
-                        // above the top become the top (NaN ≤ top is false), then the bottom
-                        // clamp; adding 1.5 · 2²³ rounds to an integer, ties to even, and
-                        // leaves it in the low bits of the sum's pattern (|y| < 2²²).
-                        let top = SIMD8<Float>(repeating: 32767), bottom = SIMD8<Float>(repeating: -32768)
-                        let magic = SIMD8<Float>(repeating: 0x1.8p23), magicBits = SIMD8<Int32>(repeating: 0x4B40_0000)
                         let raw = UnsafeRawPointer(base)
                         while i &+ 8 <= frames {
-                            var y = raw.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self) * scale
-                            y.replace(with: top, where: .!(y .<= top))
-                            y.replace(with: bottom, where: y .< bottom)
-                            let n = unsafeBitCast(y + magic, to: SIMD8<Int32>.self) &- magicBits
+                            let n = sixteen(raw, i)
                             for k in 0..<8 {
                                 let v = UInt16(truncatingIfNeeded: n[k])
                                 o.storeBytes(of: swap ? v.byteSwapped : v, as: UInt16.self)
@@ -283,6 +291,19 @@ public enum PCMEncoder {
             }
         }
         return true
+    }
+
+    /// Eight Float samples from `raw` + 4·`i` as 16-bit integers, with the scalar loop's
+    /// values: NaN and everything above the top become the top (NaN ≤ top is false), then the
+    /// bottom clamp; adding 1.5 · 2²³ rounds to an integer, ties to even, and leaves it in the
+    /// low bits of the sum's pattern (|y| < 2²²).
+    @inline(__always)
+    private static func sixteen(_ raw: UnsafeRawPointer, _ i: Int) -> SIMD8<Int32> {
+        let top = SIMD8<Float>(repeating: 32767), bottom = SIMD8<Float>(repeating: -32768)
+        var y = raw.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self) * 32768
+        y.replace(with: top, where: .!(y .<= top))
+        y.replace(with: bottom, where: y .< bottom)
+        return unsafeBitCast(y + SIMD8(repeating: 0x1.8p23), to: SIMD8<Int32>.self) &- SIMD8(repeating: 0x4B40_0000)
     }
 
     @inline(__always)

@@ -110,6 +110,25 @@ final class PCMDecoderTests: XCTestCase {
         }
     }
 
+    /// Interleaved s16 stereo into two Float planes takes a SIMD path eight frames at a
+    /// time: every length, with both extremes in each channel, gives the scalar values.
+    func testStereoSIMDPathIntoPlanesMatchesScalarForEveryLength() throws {
+        var rng = SplitMix64(seed: 11)
+        let f = StreamDescription.pcm(sampleRate: 8000, channels: 2, bits: 16)
+        for n in 0..<40 {
+            var bytes = rng.bytes(4 * n)
+            if n >= 2 { bytes.replaceSubrange(0..<8, with: [0x00, 0x80, 0xFF, 0x7F, 0xFF, 0x7F, 0x00, 0x80]) }
+            let out = try decode(f, bytes, frames: n, as: .float32, interleaved: false)
+            for c in 0..<2 {
+                let expected = (0..<n).map { i -> Float in
+                    let k = 4 * i + 2 * c
+                    return Float(Int16(bitPattern: UInt16(bytes[k]) | UInt16(bytes[k + 1]) << 8)) / 32768
+                }
+                XCTAssertEqual(out.floatSamples(channel: c), expected, "channel \(c) of \(n) frames")
+            }
+        }
+    }
+
     func testAppendsAfterFrameLengthAndHonoursDescriptions() throws {
         let f = StreamDescription.pcm(sampleRate: 8000, channels: 1, bits: 16)
         let d = try PCMDecoder(format: f, output: .int16)

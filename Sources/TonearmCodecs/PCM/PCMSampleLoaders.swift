@@ -202,11 +202,19 @@ enum PCMConversion {
             flat(loader, from: src, count: frames &* channels, into: out.base)
             return
         }
+        var done = 0
+        #if _endian(little)
+        if L.self == PackedS16LELoader.self && S.self == Float.self && channels == 2 && contiguousIn && out.stride == 1 {
+            // Folded away by specialisation: interleaved s16 stereo into two Float planes.
+            done = s16LEStereoToFloat(src, frames: frames, into: UnsafeMutableRawPointer(out.at(channel: 0, frame: 0)).assumingMemoryBound(to: Float.self),
+                                      UnsafeMutableRawPointer(out.at(channel: 1, frame: 0)).assumingMemoryBound(to: Float.self))
+        }
+        #endif
         for c in 0..<channels {
-            var s = src + c &* layout.channelDistance
-            var d = out.at(channel: c, frame: 0)
+            var s = src + c &* layout.channelDistance + done &* layout.frameDistance
+            var d = out.at(channel: c, frame: done)
             let sStep = layout.frameDistance, dStep = out.stride
-            for _ in 0..<frames {
+            for _ in done..<frames {
                 d.pointee = loader.load(s, as: S.self)
                 s += sStep
                 d += dStep
@@ -227,6 +235,27 @@ enum PCMConversion {
         #endif
         let width = loader.width
         for i in 0..<count { dst[i] = loader.load(src + i &* width, as: S.self) }
+    }
+
+    /// Interleaved s16 stereo into two planes, eight frames at a time (each frame one 32-bit
+    /// lane: the low half is left, the high half right); returns the frames done, a multiple
+    /// of eight. Each value is Float(sample) · 2^-15 exactly: the sample added to the pattern
+    /// of 1.5 · 2²³, less that, is the sample.
+    static func s16LEStereoToFloat(_ src: UnsafeRawPointer, frames: Int, into left: UnsafeMutablePointer<Float>,
+                                   _ right: UnsafeMutablePointer<Float>) -> Int
+    {
+        let magicBits = SIMD8<Int32>(repeating: 0x4B40_0000), magic = SIMD8<Float>(repeating: 0x1.8p23)
+        var i = 0
+        while i &+ 8 <= frames {
+            let v = (src + i &* 4).loadUnaligned(as: SIMD8<Int32>.self)
+            let l = (v &<< 16) &>> 16, r = v &>> 16
+            let fl = (unsafeBitCast(l &+ magicBits, to: SIMD8<Float>.self) - magic) * 0x1p-15
+            let fr = (unsafeBitCast(r &+ magicBits, to: SIMD8<Float>.self) - magic) * 0x1p-15
+            UnsafeMutableRawPointer(left + i).storeBytes(of: fl, as: SIMD8<Float>.self)
+            UnsafeMutableRawPointer(right + i).storeBytes(of: fr, as: SIMD8<Float>.self)
+            i &+= 8
+        }
+        return i
     }
 
     /// Eight samples at a time: widen, convert, scale by 2^-15 (exact).
