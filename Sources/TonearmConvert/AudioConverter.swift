@@ -598,11 +598,15 @@ public final class AudioConverter {
     /// decoder's and the resampler's history and anything not yet given out. The trimming
     /// counters are left as they are (a seek sets them), and the frames decoded since the
     /// start are no longer counted (``decodedFramesSinceStart`` becomes nil).
-    public func reset() {
+    public func reset() { reset(resamplerOrigin: 0) }
+
+    /// ``reset()`` before input that starts at frame `resamplerOrigin` of the stream read from
+    /// the start (a seek by ``ExtAudioFile``): see ``Resampler/reset(origin:)``.
+    func reset(resamplerOrigin: Int) {
         decodedFramesSinceStart = nil
         if let s = stages {
             s.decoder.reset()
-            s.resampler?.reset()
+            s.resampler?.reset(origin: resamplerOrigin)
             s.finished = false
         }
         pending.removeAll()

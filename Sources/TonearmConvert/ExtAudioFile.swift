@@ -440,7 +440,7 @@ public final class ExtAudioFile {
     /// valid frames left.
     private func startReading(atFileFrame fileFrame: Int64, clientSkip: Int64) throws(AudioError) {
         guard let converter else { return }
-        converter.reset()
+        converter.reset(resamplerOrigin: Int(clamping: fileFrame))
         let decoded = priming + fileFrame
         var packet: Int64 = 0, skip = decoded
         if decoded > 0, let (p, _) = try? file.packet(forFrame: decoded / frameScale) {

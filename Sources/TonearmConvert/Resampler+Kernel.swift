@@ -23,46 +23,74 @@ protocol ResamplerSample: BinaryFloatingPoint {
 extension Float: ResamplerSample {
     @inline(__always) var float: Float { self }
 
+    /// The lanes' sum as a tree (four vector adds and shuffles): `sum()` adds the eight lanes
+    /// one after another.
+    @inline(__always)
+    static func lanesSum(_ a: SIMD8<Float>) -> Float {
+        let h = a.lowHalf + a.highHalf, q = h.lowHalf + h.highHalf
+        return q[0] + q[1]
+    }
+
+    /// Both vectors' lane sums at once, as ``lanesSum(_:)`` sums each.
+    @inline(__always)
+    static func lanesSums(_ a: SIMD8<Float>, _ b: SIMD8<Float>) -> (Float, Float) {
+        let ha = a.lowHalf + a.highHalf, hb = b.lowHalf + b.highHalf
+        let q = SIMD4(lowHalf: ha.lowHalf, highHalf: hb.lowHalf) + SIMD4(lowHalf: ha.highHalf, highHalf: hb.highHalf)
+        let r = q.evenHalf + q.oddHalf
+        return (r[0], r[1])
+    }
+
+    // The accumulators start from the first products, not from zero: x + 0 is not x for
+    // x = −0, so the compiler keeps every add of a zero start.
+
     @inline(__always)
     static func dot(_ c: UnsafePointer<Float>, _ x: UnsafePointer<Float>, _ n: Int) -> Float {
         let cr = UnsafeRawPointer(c), xr = UnsafeRawPointer(x)
-        var a0 = SIMD8<Float>(), a1 = SIMD8<Float>()
-        var i = 0
+        @inline(__always) func product(_ o: Int) -> SIMD8<Float> {
+            cr.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self) * xr.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+        }
+        let end = n &* 4
+        var a0 = product(0)
+        guard end > 32 else { return lanesSum(a0) }
         // Two accumulators so that consecutive adds do not wait on each other.
-        while i + 16 <= n {
-            a0 += cr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-                * xr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-            a1 += cr.loadUnaligned(fromByteOffset: i * 4 + 32, as: SIMD8<Float>.self)
-                * xr.loadUnaligned(fromByteOffset: i * 4 + 32, as: SIMD8<Float>.self)
-            i += 16
+        var a1 = product(32)
+        var o = 64
+        while o &+ 64 <= end {
+            a0 += product(o)
+            a1 += product(o &+ 32)
+            o &+= 64
         }
-        if i < n {
-            a0 += cr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-                * xr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        }
-        return (a0 + a1).sum()
+        if o < end { a0 += product(o) }
+        return lanesSum(a0 + a1)
     }
 
     @inline(__always)
     static func dotPair(_ c: UnsafePointer<Float>, _ x: UnsafePointer<Float>, _ y: UnsafePointer<Float>, _ n: Int) -> (Float, Float) {
         let cr = UnsafeRawPointer(c), xr = UnsafeRawPointer(x), yr = UnsafeRawPointer(y)
-        var a0 = SIMD8<Float>(), a1 = SIMD8<Float>(), b0 = SIMD8<Float>(), b1 = SIMD8<Float>()
-        var i = 0
-        while i + 16 <= n {
-            let c0 = cr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-            let c1 = cr.loadUnaligned(fromByteOffset: i * 4 + 32, as: SIMD8<Float>.self)
-            a0 += c0 * xr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-            b0 += c0 * yr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-            a1 += c1 * xr.loadUnaligned(fromByteOffset: i * 4 + 32, as: SIMD8<Float>.self)
-            b1 += c1 * yr.loadUnaligned(fromByteOffset: i * 4 + 32, as: SIMD8<Float>.self)
-            i += 16
+        @inline(__always) func products(_ o: Int) -> (SIMD8<Float>, SIMD8<Float>) {
+            let t = cr.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+            return (t * xr.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self),
+                    t * yr.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self))
         }
-        if i < n {
-            let c0 = cr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-            a0 += c0 * xr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-            b0 += c0 * yr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+        let end = n &* 4
+        var (a0, b0) = products(0)
+        guard end > 32 else { return lanesSums(a0, b0) }
+        var (a1, b1) = products(32)
+        var o = 64
+        while o &+ 64 <= end {
+            let (p, q) = products(o), (r, t) = products(o &+ 32)
+            a0 += p
+            b0 += q
+            a1 += r
+            b1 += t
+            o &+= 64
         }
-        return ((a0 + a1).sum(), (b0 + b1).sum())
+        if o < end {
+            let (p, q) = products(o)
+            a0 += p
+            b0 += q
+        }
+        return lanesSums(a0 + a1, b0 + b1)
     }
 
     @inline(__always)
@@ -76,7 +104,7 @@ extension Float: ResamplerSample {
             b += dr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self) * v
             i += 8
         }
-        return (a.sum(), b.sum())
+        return lanesSums(a, b)
     }
 }
 
@@ -99,7 +127,8 @@ extension Float {
             f += dv * w
             i += 8
         }
-        return (a.sum(), b.sum(), e.sum(), f.sum())
+        let (p, q) = lanesSums(a, b), (r, t) = lanesSums(e, f)
+        return (p, q, r, t)
     }
 }
 
@@ -126,7 +155,8 @@ extension Double: ResamplerSample {
                 * xr.loadUnaligned(fromByteOffset: i * 8 + 32, as: SIMD4<Double>.self)
             i += 8
         }
-        return (a0 + a1).sum()
+        let v = a0 + a1, h = v.lowHalf + v.highHalf
+        return h[0] + h[1]
     }
 
     /// In SIMD2, the register width of SSE2 and NEON, with four accumulators per channel
@@ -136,23 +166,25 @@ extension Double: ResamplerSample {
     @inline(__always)
     static func dotPair(_ c: UnsafePointer<Double>, _ x: UnsafePointer<Double>, _ y: UnsafePointer<Double>, _ n: Int) -> (Double, Double) {
         let cr = UnsafeRawPointer(c), xr = UnsafeRawPointer(x), yr = UnsafeRawPointer(y)
-        var a0 = SIMD2<Double>(), a1 = SIMD2<Double>(), a2 = SIMD2<Double>(), a3 = SIMD2<Double>()
-        var b0 = SIMD2<Double>(), b1 = SIMD2<Double>(), b2 = SIMD2<Double>(), b3 = SIMD2<Double>()
-        var o = 0
+        @inline(__always) func load(_ p: UnsafeRawPointer, _ o: Int) -> SIMD2<Double> {
+            p.loadUnaligned(fromByteOffset: o, as: SIMD2<Double>.self)
+        }
+        // The accumulators start from the first eight taps' products (see Float's).
+        let c0 = load(cr, 0), c1 = load(cr, 16), c2 = load(cr, 32), c3 = load(cr, 48)
+        var a0 = c0 * load(xr, 0), a1 = c1 * load(xr, 16), a2 = c2 * load(xr, 32), a3 = c3 * load(xr, 48)
+        var b0 = c0 * load(yr, 0), b1 = c1 * load(yr, 16), b2 = c2 * load(yr, 32), b3 = c3 * load(yr, 48)
+        var o = 64
         let end = n &* 8
         while o < end {
-            let c0 = cr.loadUnaligned(fromByteOffset: o, as: SIMD2<Double>.self)
-            let c1 = cr.loadUnaligned(fromByteOffset: o &+ 16, as: SIMD2<Double>.self)
-            let c2 = cr.loadUnaligned(fromByteOffset: o &+ 32, as: SIMD2<Double>.self)
-            let c3 = cr.loadUnaligned(fromByteOffset: o &+ 48, as: SIMD2<Double>.self)
-            a0 += c0 * xr.loadUnaligned(fromByteOffset: o, as: SIMD2<Double>.self)
-            a1 += c1 * xr.loadUnaligned(fromByteOffset: o &+ 16, as: SIMD2<Double>.self)
-            a2 += c2 * xr.loadUnaligned(fromByteOffset: o &+ 32, as: SIMD2<Double>.self)
-            a3 += c3 * xr.loadUnaligned(fromByteOffset: o &+ 48, as: SIMD2<Double>.self)
-            b0 += c0 * yr.loadUnaligned(fromByteOffset: o, as: SIMD2<Double>.self)
-            b1 += c1 * yr.loadUnaligned(fromByteOffset: o &+ 16, as: SIMD2<Double>.self)
-            b2 += c2 * yr.loadUnaligned(fromByteOffset: o &+ 32, as: SIMD2<Double>.self)
-            b3 += c3 * yr.loadUnaligned(fromByteOffset: o &+ 48, as: SIMD2<Double>.self)
+            let c0 = load(cr, o), c1 = load(cr, o &+ 16), c2 = load(cr, o &+ 32), c3 = load(cr, o &+ 48)
+            a0 += c0 * load(xr, o)
+            a1 += c1 * load(xr, o &+ 16)
+            a2 += c2 * load(xr, o &+ 32)
+            a3 += c3 * load(xr, o &+ 48)
+            b0 += c0 * load(yr, o)
+            b1 += c1 * load(yr, o &+ 16)
+            b2 += c2 * load(yr, o &+ 32)
+            b3 += c3 * load(yr, o &+ 48)
             o &+= 64
         }
         let a = (a0 + a1) + (a2 + a3), b = (b0 + b1) + (b2 + b3)
@@ -170,7 +202,8 @@ extension Double: ResamplerSample {
             b += dr.loadUnaligned(fromByteOffset: i * 8, as: SIMD4<Double>.self) * v
             i += 4
         }
-        return (a.sum(), b.sum())
+        let p = a.lowHalf + a.highHalf, q = b.lowHalf + b.highHalf
+        return (p[0] + p[1], q[0] + q[1])
     }
 }
 
@@ -387,22 +420,28 @@ final class ResamplerEngine<T: ResamplerSample> {
     /// Writes every output whose window lies in the history (at most `limit`), at `offset`
     /// in each output channel, and advances the state past them.
     private func produce(_ outputs: UnsafePointer<UnsafeMutablePointer<Float>>, at offset: Int, limit: Int) -> Int {
-        // Count first, with integer steps only; then each channel runs the same steps.
-        var s = start, p = phase, k = 0
-        while s + taps <= filled && k < limit {
-            k += 1
-            s += stepWhole
-            p += stepPhase
-            if p >= l { p -= l; s += 1 }
-        }
-        guard k > 0 else { return 0 }
+        // Count first, in phase units (frame · L + phase; each output steps M): output i's
+        // window fits while its frame + taps ≤ filled, that is while its position is under
+        // (filled − taps + 1) · L. Then each channel runs the same steps.
+        let position = start * l + phase, bound = (filled - taps + 1) * l
+        guard bound > position && limit > 0 else { return 0 }
+        let k = min(limit, (bound - position + m - 1) / m)
+        let end = position + k * m
+        let s = end / l, p = end % l
         var c = 0
         if mode != .linear {
             // Pairs of channels share each load of the taps.
             while c + 2 <= channels {
                 let h0 = UnsafePointer(history + c * capacity), h1 = UnsafePointer(history + (c + 1) * capacity)
                 if mode == .exact {
-                    runExactPair(h0, h1, outputs[c] + offset, outputs[c + 1] + offset, k)
+                    // The short filters of a two-stage design's second stage, with their
+                    // length known to the compiler: the dot products unroll completely.
+                    switch taps {
+                    case 16: runExactPair(h0, h1, outputs[c] + offset, outputs[c + 1] + offset, k, taps: 16)
+                    case 24: runExactPair(h0, h1, outputs[c] + offset, outputs[c + 1] + offset, k, taps: 24)
+                    case 32: runExactPair(h0, h1, outputs[c] + offset, outputs[c + 1] + offset, k, taps: 32)
+                    default: runExactPair(h0, h1, outputs[c] + offset, outputs[c + 1] + offset, k, taps: taps)
+                    }
                 } else {
                     runInterpolatedPair(h0, h1, outputs[c] + offset, outputs[c + 1] + offset, k)
                 }
@@ -434,11 +473,12 @@ final class ResamplerEngine<T: ResamplerSample> {
         }
     }
 
+    @inline(__always)
     private func runExactPair(_ h0: UnsafePointer<T>, _ h1: UnsafePointer<T>,
-                              _ out0: UnsafeMutablePointer<Float>, _ out1: UnsafeMutablePointer<Float>, _ k: Int)
+                              _ out0: UnsafeMutablePointer<Float>, _ out1: UnsafeMutablePointer<Float>, _ k: Int, taps n: Int)
     {
         var s = start, p = phase
-        let n = taps, t = table
+        let t = table
         for i in 0..<k {
             let (a, b) = T.dotPair(t + p * n, h0 + s, h1 + s, n)
             out0[i] = a.float

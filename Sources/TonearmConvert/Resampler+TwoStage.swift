@@ -1,62 +1,82 @@
 import TonearmCore
 
-/// 'bats' upsampling by a ratio between 1 and 2 (44.1 → 48 kHz, 32 → 44.1 kHz…) in two
-/// stages, in Double throughout:
+/// The complex FFT a two-stage resampler runs its first stage with: ``FFT`` (Float, for
+/// 'norm') or ``DoubleFFT`` (for 'bats').
+protocol ResamplerFFT: AnyObject {
+    associatedtype Sample: ResamplerSample & SIMDScalar
+    init(size: Int)
+    func forward(_ re: UnsafeMutablePointer<Sample>, _ im: UnsafeMutablePointer<Sample>)
+    func inverse(_ re: UnsafeMutablePointer<Sample>, _ im: UnsafeMutablePointer<Sample>)
+}
+
+extension FFT: ResamplerFFT {}
+extension DoubleFFT: ResamplerFFT {}
+
+/// Upsampling by a ratio between 1 and 2 (44.1 → 48 kHz, 32 → 44.1 kHz…) in two stages, in
+/// the sample type of `F`: Double for 'bats', Float for 'norm'.
 ///
-/// 1. **×2 by FFT.** The single-stage design's steep filter (flat to 0.95 of the input's
-///    Nyquist, rejecting from that Nyquist) evaluated at the two instants 0 and ½ between
-///    input frames: two phases of `taps` taps each, applied by overlap-save convolution.
-///    Each block of `size` input frames gives `hop` = size − taps + 1 frames of each
-///    phase: one forward transform per pair of channels (the pair packed as real and
+/// 1. **×2 by FFT.** The single-stage design's steep filter (flat to the passband edge of
+///    the input's Nyquist, rejecting from that Nyquist) evaluated at the two instants 0 and ½
+///    between input frames: two phases of `taps` taps each, applied by overlap-save
+///    convolution. Each block of `size` input frames gives `hop` = size − taps + 1 frames of
+///    each phase: one forward transform per pair of channels (the pair packed as real and
 ///    imaginary parts) and one inverse transform per channel, whose real and imaginary parts
 ///    come out as the two phases (the filter's spectrum is packed the same way, G = FFT(g₀ +
 ///    i·g½)), which is the doubled stream interleaved.
 /// 2. **2 × input → output by polyphase.** The doubled stream holds nothing between the
 ///    input's Nyquist and 1.5 × the input rate (stage 1 removed it), and its first image
 ///    starts there, so this filter only has to be flat to the passband edge and reject from
-///    1.5 × the input rate: some 24 taps (a single-stage 'bats' High filter has 424).
+///    1.5 × the input rate: some 16–24 taps (a single-stage 'bats' High filter has 424).
 ///
-/// Stage 1 blocks sit at fixed places in the stream, so any chunking of the input gives the
-/// same blocks and bit-identical output; its output is the stream a single-stage engine of
+/// Stage 1 blocks sit at fixed places in the stream (counted from an origin that a seek
+/// sets, see ``reset(origin:)``), so any chunking of the input gives the same blocks and
+/// bit-identical output; its output is the stream a single-stage engine of
 /// phases 0 and ½ would give, so stage 2 sees the doubled signal aligned at frame 0 and the
 /// output keeps the single-stage timing. Latency inside is up to one block; ``flush`` feeds
 /// silence through both stages until every output of the stream is written.
 ///
-/// Rounding: a Float FFT's rounding would show near −138 dB on this filter, hence Double;
-/// the THD+N floor is then the Float input and output's.
-final class ResamplerTwoStage {
+/// Rounding: a Float FFT's rounding would show near −138 dB on the 'bats' filter, hence
+/// Double there (the THD+N floor is then the Float input and output's); 'norm' promises at
+/// most 120 dB, far above Float's rounding. The filter's spectrum is computed in Double either
+/// way.
+final class ResamplerTwoStage<F: ResamplerFFT>{
+    typealias S = F.Sample
     let channels: Int
     /// Output rate / input rate, reduced.
     let l: Int, m: Int
     /// Taps of each of stage 1's phases, the FFT size and the frames each block gives.
     let taps: Int, size: Int, hop: Int
-    private let fft: DoubleFFT
+    private let fft: F
     /// Stage 1's filter in the frequency domain: FFT(g₀ + i·g½) / (2·size), g₀ and g½ the two
     /// phases' taps in reverse order (a correlation as a convolution); the 2 undoes the
     /// sum of a pair's two halves, the size the unscaled inverse.
-    private let spectrumRe: UnsafeMutablePointer<Double>, spectrumIm: UnsafeMutablePointer<Double>
+    private let spectrumRe: UnsafeMutablePointer<S>, spectrumIm: UnsafeMutablePointer<S>
     /// Per channel, the current block: `filled` of its `size` frames.
-    private let block: UnsafeMutablePointer<Double>
+    private let block: UnsafeMutablePointer<S>
     private var filled = 0
     /// Silence before input frame 0 in the first block: the phases' reach into the past.
     private let lead: Int
     /// A pair's forward transform, and each channel's inverse one.
-    private let zr: UnsafeMutablePointer<Double>, zi: UnsafeMutablePointer<Double>
-    private let ar: UnsafeMutablePointer<Double>, ai: UnsafeMutablePointer<Double>
-    private let br: UnsafeMutablePointer<Double>, bi: UnsafeMutablePointer<Double>
+    private let zr: UnsafeMutablePointer<S>, zi: UnsafeMutablePointer<S>
+    private let ar: UnsafeMutablePointer<S>, ai: UnsafeMutablePointer<S>
+    private let br: UnsafeMutablePointer<S>, bi: UnsafeMutablePointer<S>
     /// Per channel, one block's doubled frames (2·hop), and pointers to them.
-    private let doubled: UnsafeMutablePointer<Double>
-    private let doubledPointers: UnsafeMutablePointer<UnsafePointer<Double>>
+    private let doubled: UnsafeMutablePointer<S>
+    private let doubledPointers: UnsafeMutablePointer<UnsafePointer<S>>
     /// Stage 2, from twice the input rate to the output rate.
-    let second: ResamplerEngine<Double>
+    let second: ResamplerEngine<S>
     /// Input frames taken since the stream began, output frames given, and doubled frames
     /// passed to stage 2.
     private(set) var inputFrames = 0, outputFrames = 0
     private var doubledFrames = 0
+    /// Doubled frames of the next block not passed to stage 2 (a stream started off the grid
+    /// of blocks: see ``reset(origin:)``).
+    private var dropDoubled = 0
 
     /// nil when the ratio is not between 1 and 2 (exclusive) or stage 2 would need more
-    /// than ``Resampler/maximumExactPhases`` phases.
-    init?(channels: Int, l: Int, m: Int, spec: ResamplerFilterSpec) {
+    /// than ``Resampler/maximumExactPhases`` phases. `secondMargin` dB are added to stage 2's
+    /// rejection: 'bats' adds 10, so that its images stay well under the −150 dB THD+N.
+    init?(channels: Int, l: Int, m: Int, spec: ResamplerFilterSpec, secondMargin: Double) {
         guard l > m, l < 2 * m else { return nil }
         let g = Resampler.gcd(l, 2 * m)
         let l2 = l / g, m2 = 2 * m / g
@@ -65,7 +85,7 @@ final class ResamplerTwoStage {
               // In cycles per doubled frame: flat to the passband edge (a quarter of the
               // doubled rate, times the passband), rejecting from the first image, 1.5 × the
               // input rate.
-              let short = KaiserSinc(pass: spec.passband * 0.25, stop: 0.75, rejection: spec.rejection + 10, maximumTaps: 1 << 10)
+              let short = KaiserSinc(pass: spec.passband * 0.25, stop: 0.75, rejection: spec.rejection + secondMargin, maximumTaps: 1 << 10)
         else { return nil }
         self.channels = channels
         self.l = l
@@ -78,18 +98,23 @@ final class ResamplerTwoStage {
         while size < 8 * taps { size *= 2 }
         self.size = size
         hop = size - taps + 1
-        fft = DoubleFFT(size: size)
-        spectrumRe = .allocate(capacity: size)
-        spectrumIm = .allocate(capacity: size)
-        spectrumRe.initialize(repeating: 0, count: size)
-        spectrumIm.initialize(repeating: 0, count: size)
+        fft = F(size: size)
+        var gr = [Double](repeating: 0, count: size), gi = gr
         let even = steep.phaseTaps(0), odd = steep.phaseTaps(0.5)
         let scale = 1 / Double(2 * size)
         for j in 0..<taps {
-            spectrumRe[j] = even[taps - 1 - j] * scale
-            spectrumIm[j] = odd[taps - 1 - j] * scale
+            gr[j] = even[taps - 1 - j] * scale
+            gi[j] = odd[taps - 1 - j] * scale
         }
-        fft.forward(spectrumRe, spectrumIm)
+        gr.withUnsafeMutableBufferPointer { r in
+            gi.withUnsafeMutableBufferPointer { i in DoubleFFT(size: size).forward(r.baseAddress!, i.baseAddress!) }
+        }
+        spectrumRe = .allocate(capacity: size)
+        spectrumIm = .allocate(capacity: size)
+        for k in 0..<size {
+            spectrumRe[k] = S(gr[k])
+            spectrumIm[k] = S(gi[k])
+        }
         block = .allocate(capacity: size * channels)
         block.initialize(repeating: 0, count: size * channels)
         zr = .allocate(capacity: 6 * size)
@@ -116,9 +141,17 @@ final class ResamplerTwoStage {
         doubledPointers.deallocate()
     }
 
-    func reset() {
-        for c in 0..<channels { (block + c * size).update(repeating: 0, count: lead) }
-        filled = lead
+    /// Starts a new stream whose frame 0 is frame `origin` of a longer one (a seek): stage 1's
+    /// blocks then fall where they fall in a stream started at that one's frame 0, so once
+    /// the filter has run up on real input, every block and output is bit for bit that
+    /// stream's (with a rate step from ``ExtAudioFile``, stage 2's phases line up as well).
+    func reset(origin: Int = 0) {
+        // The first block starts `skip` frames earlier, with silence, and its first `skip`
+        // doubled pairs are dropped.
+        let skip = max(0, origin) % hop
+        for c in 0..<channels { (block + c * size).update(repeating: 0, count: lead + skip) }
+        filled = lead + skip
+        dropDoubled = 2 * skip
         inputFrames = 0
         outputFrames = 0
         doubledFrames = 0
@@ -144,7 +177,7 @@ final class ResamplerTwoStage {
             let count = min(size - filled, frames - consumed)
             for c in 0..<channels {
                 let src = inputs[c] + consumed, dst = block + c * size + filled
-                for i in 0..<count { dst[i] = Double(src[i]) }
+                for i in 0..<count { dst[i] = S(src[i]) }
             }
             filled += count
             consumed += count
@@ -175,7 +208,7 @@ final class ResamplerTwoStage {
     /// Stage 1 on the full block, then its doubled frames through stage 2 (at most `limit`
     /// outputs, at `offset`); keeps the block's last taps − 1 frames for the next.
     private func runBlock(_ outputs: UnsafePointer<UnsafeMutablePointer<Float>>, at offset: Int, limit: Int) -> Int {
-        let n = size, mask = size - 1, first = taps - 1
+        let n = size, first = taps - 1
         var c = 0
         while c < channels {
             let pair = c + 1 < channels
@@ -190,16 +223,17 @@ final class ResamplerTwoStage {
             // −i·(Z[k] − conj Z[−k]); each times G.
             spectra(0, 0)
             spectra(n / 2, n / 2)
-            // Bins k and k + 1 at once, against n − k and n − k − 1 (loaded as a pair, swapped).
+            // Bins k … k + 3 at once, against n − k … n − k − 3 (loaded as four, reversed).
             var k = 1
-            while k + 1 < n / 2 {
-                spectraPair(k, n - k - 1)
-                spectraPair(n - k - 1, k)
-                k += 2
+            while k + 3 < n / 2 {
+                spectraQuad(k, n - k - 3)
+                spectraQuad(n - k - 3, k)
+                k += 4
             }
-            if k < n / 2 {
+            while k < n / 2 {
                 spectra(k, n - k)
                 spectra(n - k, k)
+                k += 1
             }
             fft.inverse(ar, ai)
             interleave(ar + first, ai + first, doubled + c * 2 * hop)
@@ -214,8 +248,18 @@ final class ResamplerTwoStage {
             b.update(from: b + hop, count: n - hop)
         }
         filled = n - hop
-        doubledFrames += 2 * hop
-        return second.process(doubledPointers, frames: 2 * hop, outputs, at: offset, limit: limit)
+        let drop = dropDoubled
+        dropDoubled = 0
+        doubledFrames += 2 * hop - drop
+        if drop > 0 {
+            for c in 0..<channels { doubledPointers[c] += drop }
+        }
+        defer {
+            if drop > 0 {
+                for c in 0..<channels { doubledPointers[c] -= drop }
+            }
+        }
+        return second.process(doubledPointers, frames: 2 * hop - drop, outputs, at: offset, limit: limit)
     }
 
     /// Bin k of both channels' filtered spectra, from Z[k] and Z[j], j = −k mod size.
@@ -231,11 +275,12 @@ final class ResamplerTwoStage {
         bi[k] = x1r * gi + x1i * gr
     }
 
-    /// ``spectra(_:_:)`` for bins k and k + 1, whose partners are j + 1 and j.
+    /// ``spectra(_:_:)`` for bins k … k + 3, whose partners are j + 3 … j.
     @inline(__always)
-    private func spectraPair(_ k: Int, _ j: Int) {
+    private func spectraQuad(_ k: Int, _ j: Int) {
+        let reversed = SIMD4(3, 2, 1, 0)
         let pr = load(zr + k), pi = load(zi + k)
-        let qr = load(zr + j)[SIMD2(1, 0)], qi = load(zi + j)[SIMD2(1, 0)]
+        let qr = load(zr + j)[reversed], qi = load(zi + j)[reversed]
         let gr = load(spectrumRe + k), gi = load(spectrumIm + k)
         let x0r = pr + qr, x0i = pi - qi
         let x1r = pi + qi, x1i = qr - pr
@@ -246,18 +291,18 @@ final class ResamplerTwoStage {
     }
 
     @inline(__always)
-    private func load(_ p: UnsafeMutablePointer<Double>) -> SIMD2<Double> {
-        UnsafeRawPointer(p).loadUnaligned(as: SIMD2<Double>.self)
+    private func load(_ p: UnsafeMutablePointer<S>) -> SIMD4<S> {
+        UnsafeRawPointer(p).loadUnaligned(as: SIMD4<S>.self)
     }
 
     @inline(__always)
-    private func store(_ v: SIMD2<Double>, _ p: UnsafeMutablePointer<Double>) {
-        UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD2<Double>.self)
+    private func store(_ v: SIMD4<S>, _ p: UnsafeMutablePointer<S>) {
+        UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<S>.self)
     }
 
     /// Phase 0 and phase ½, alternately: the doubled stream.
     @inline(__always)
-    private func interleave(_ even: UnsafePointer<Double>, _ odd: UnsafePointer<Double>, _ out: UnsafeMutablePointer<Double>) {
+    private func interleave(_ even: UnsafePointer<S>, _ odd: UnsafePointer<S>, _ out: UnsafeMutablePointer<S>) {
         for i in 0..<hop {
             out[2 * i] = even[i]
             out[2 * i + 1] = odd[i]

@@ -24,11 +24,13 @@ import TonearmFFmpeg
 ///   Dot products run in Float with SIMD8, two channels sharing each load of the taps;
 ///   'bats' Max keeps history and taps in Double, since Float's rounding floor (near
 ///   −150 dB, well under the 140 dB promised from Medium) would cap its 160 dB design.
-/// - 'bats' upsampling by an exact ratio between 1 and 2 (44.1→48, 32→44.1 kHz…) runs in two
-///   stages in Double: ×2 by the same steep filter applied by overlap-save FFT convolution
-///   (two phases of the taps below, 4096-point blocks at High), then a polyphase stage from
-///   twice the input rate to the output rate whose filter only has to reject from 1.5 × the
-///   input rate (about 24 taps). The output is the one-stage design's, in Double.
+/// - 'norm' and 'bats' upsampling by an exact ratio between 1 and 2 (44.1→48, 32→44.1 kHz…)
+///   run in two stages: ×2 by the same steep filter applied by overlap-save FFT convolution
+///   (two phases of the taps below; 2048-point blocks at 'norm' High, 4096 at 'bats' High),
+///   then a polyphase stage from twice the input rate to the output rate whose filter only
+///   has to reject from 1.5 × the input rate (16 taps at 'norm' High, 24 at 'bats', which adds
+///   10 dB there). 'bats' runs both stages in Double, 'norm' in Float: its FFT transforms two
+///   channels at once, so a channel's last bits depend on its partner's (by under 2^-20).
 ///
 /// Quality (Apple's 0…127) scales the filter within its complexity. The stopband always
 /// starts at the lower Nyquist; the design adds 9 dB to the rejection for the margin that
@@ -56,9 +58,9 @@ import TonearmFFmpeg
 ///
 /// | | ripple | worst alias (down) | worst image (up) |
 /// |---|---|---|---|
-/// | 'norm' Medium 0x40 | 0.0003 dB | −103.4 dB | −117.8 dB |
-/// | 'norm' High 0x60 | 0.0001 dB | −113.1 dB | −128.0 dB |
-/// | 'norm' Max 0x7F | 0.00002 dB | −123.5 dB | −138.7 dB |
+/// | 'norm' Medium 0x40 | 0.0003 dB | −103.4 dB | −110.9 dB |
+/// | 'norm' High 0x60 | 0.0001 dB | −113.1 dB | −121.5 dB |
+/// | 'norm' Max 0x7F | 0.00002 dB | −123.5 dB | −137.8 dB |
 /// | 'bats' Medium 0x40 | 0.00002 dB | −142.6 dB | −156.2 dB |
 /// | 'bats' High 0x60 | 0.00001 dB | −149.2 dB | −156.2 dB |
 /// | 'bats' Max 0x7F | 0.00001 dB | −163.3 dB | −168.0 dB |
@@ -68,9 +70,11 @@ import TonearmFFmpeg
 /// Max in Float would stop near −151 dB, hence Double there.
 ///
 /// THD+N of a 997 Hz sine at −1 dBFS, 44.1→48 kHz (everything but the tone, fitted by least
-/// squares): 'norm' High −140.9 dB; 'bats' (two stages) Low −143.0, Medium −149.7, High
-/// −150.0, Max −149.9 dB; 'bats' High in one stage in Double −150.0 dB. −150 dB is the floor
-/// that Float input and output set; soxr at precision 28 reaches the same.
+/// squares): 'norm' High (two stages) −130.5 dB, the images of its 16-tap second stage (one
+/// stage gave −140.9 dB at twice the time); 'bats' (two stages) Low −143.0, Medium −149.7,
+/// High −150.0, Max −149.9 dB; 'bats' High in one stage in Double −150.0 dB. −150 dB is the
+/// floor that Float input and output set; soxr at precision 28 reaches the same. The worst
+/// images up of 'norm' are those of its two stages at 44.1→48 kHz (6.6 and 19.8 kHz tones).
 ///
 /// Speed (44.1→48 kHz stereo, 10 minutes, one core, CPU time, before the two stages): 'norm'
 /// High 1.1 s, 'line' 0.16 s; `sox rate -v` 2.4 s and `rate -h` 1.9 s (with 0.17 s of file
@@ -78,11 +82,11 @@ import TonearmFFmpeg
 /// 32-tap filter is far shorter).
 ///
 /// Against issue 21's anchor, soxr at precision 28 (through ffmpeg, one thread), 30 s of
-/// 16-bit stereo, 44.1→48 kHz, callgrind instruction counts of the whole process: 'bats' High
-/// 0.74 G (two stages; one stage in Float was 1.76 G) against ffmpeg's 0.89 G, of which soxr
-/// is 0.38 G; our resampling alone is 0.58 G (the FFTs 0.31 G, stage 2's polyphase 0.21 G).
-/// 'norm' High (one stage, Float) 0.86 G. Time over 5 minutes, paired runs: 'bats' High
-/// 1.07–1.13 × ffmpeg with soxr p28 (CPU medians of two calls, a noisy machine).
+/// 16-bit stereo, 44.1→48 kHz, callgrind instruction counts of the whole process: 'norm'
+/// High 0.32 G (two stages in Float; one stage was 0.86 G) and 'bats' High 0.62 G (two
+/// stages in Double; one stage in Float was 1.76 G) against ffmpeg's 0.89 G, of which soxr
+/// is 0.38 G. Time over 1 hour, writing to /dev/null, paired medians on an idle machine:
+/// 'norm' 0.43 × and 'bats' 0.96 × ffmpeg with soxr p28.
 public final class Resampler {
     public let inputRate: Double
     public let outputRate: Double
@@ -103,7 +107,9 @@ public final class Resampler {
         case copy
         case float(ResamplerEngine<Float>)
         case double(ResamplerEngine<Double>)
-        case twoStage(ResamplerTwoStage)
+        /// Two stages: Double for 'bats', Float for 'norm'.
+        case twoStage(ResamplerTwoStage<DoubleFFT>)
+        case twoStageFloat(ResamplerTwoStage<FFT>)
         #if FFmpeg
         case ffmpeg(FFmpegSampleRateConverter)
         #endif
@@ -119,6 +125,7 @@ public final class Resampler {
         case .float(let e): e.mode == .linear ? nil : UnsafeRawPointer(e.table)
         case .double(let e): UnsafeRawPointer(e.table)
         case .twoStage(let e): UnsafeRawPointer(e.second.table)
+        case .twoStageFloat(let e): UnsafeRawPointer(e.second.table)
         #if FFmpeg
         case .ffmpeg: nil
         #endif
@@ -135,10 +142,18 @@ public final class Resampler {
         case .float(let e): e.taps
         case .double(let e): e.taps
         case .twoStage(let e): e.taps
+        case .twoStageFloat(let e): e.taps
         #if FFmpeg
         case .ffmpeg: 0
         #endif
         }
+    }
+
+    /// Whether a channel's rounding depends on the channel beside it: 'norm''s two stages
+    /// transform channels in pairs in Float. Everywhere else a channel comes out bit for bit
+    /// the same alone as beside others.
+    var roundsChannelsInPairs: Bool {
+        if case .twoStageFloat = engine { true } else { false }
     }
 
     /// Whether each output takes one exact row of taps (true) or interpolates a fine table.
@@ -148,6 +163,7 @@ public final class Resampler {
         case .float(let e): e.mode != .interpolated
         case .double(let e): e.mode != .interpolated
         case .twoStage: true
+        case .twoStageFloat: true
         #if FFmpeg
         case .ffmpeg: false
         #endif
@@ -249,11 +265,15 @@ public final class Resampler {
         guard tableSize <= 1 << 24 else {
             throw AudioError(.unsupportedDataFormat, "the filter for \(inputRate) → \(outputRate) Hz would need \(tableSize) taps")
         }
-        if complexity == .mastering && exact && !forceFloat && !forceDouble,
-           let twoStage = ResamplerTwoStage(channels: channels, l: l, m: m, spec: spec)
-        {
-            engine = .twoStage(twoStage)
-            return
+        if exact && !forceFloat && !forceDouble {
+            if complexity == .mastering, let e = ResamplerTwoStage<DoubleFFT>(channels: channels, l: l, m: m, spec: spec, secondMargin: 0) {
+                engine = .twoStage(e)
+                return
+            }
+            if complexity == .normal, let e = ResamplerTwoStage<FFT>(channels: channels, l: l, m: m, spec: spec, secondMargin: 0) {
+                engine = .twoStageFloat(e)
+                return
+            }
         }
         let mode: ResamplerEngine<Float>.Mode = exact ? .exact : .interpolated
         if (spec.usesDouble || forceDouble) && !forceFloat {
@@ -293,6 +313,7 @@ public final class Resampler {
         case .float(let e): return e.maximumOutputFrames(forInputFrames: n)
         case .double(let e): return e.maximumOutputFrames(forInputFrames: n)
         case .twoStage(let e): return e.maximumOutputFrames(forInputFrames: n)
+        case .twoStageFloat(let e): return e.maximumOutputFrames(forInputFrames: n)
         #if FFmpeg
         case .ffmpeg(let e): return e.maximumOutputFrames(forInputFrames: n)
         #endif
@@ -306,6 +327,7 @@ public final class Resampler {
         case .float(let e): e.totalOutputFrames() - e.outputFrames
         case .double(let e): e.totalOutputFrames() - e.outputFrames
         case .twoStage(let e): e.totalOutputFrames() - e.outputFrames
+        case .twoStageFloat(let e): e.totalOutputFrames() - e.outputFrames
         #if FFmpeg
         case .ffmpeg(let e): e.maximumOutputFrames(forInputFrames: 0)
         #endif
@@ -371,6 +393,7 @@ public final class Resampler {
         case .float(let e): return e.process(inputs, frames: frameCount, outputs)
         case .double(let e): return e.process(inputs, frames: frameCount, outputs)
         case .twoStage(let e): return e.process(inputs, frames: frameCount, outputs)
+        case .twoStageFloat(let e): return e.process(inputs, frames: frameCount, outputs)
         #if FFmpeg
         case .ffmpeg(let e):
             // The room was checked against maximumOutputFrames, which asks swresample; it
@@ -400,6 +423,7 @@ public final class Resampler {
             case .float(let e): e.flush(outputPointers, remaining: remaining)
             case .double(let e): e.flush(outputPointers, remaining: remaining)
             case .twoStage(let e): e.flush(outputPointers, remaining: remaining)
+            case .twoStageFloat(let e): e.flush(outputPointers, remaining: remaining)
             #if FFmpeg
             case .ffmpeg(let e):
                 // swresample says how much it holds only as a bound; it gives what it has.
@@ -414,12 +438,19 @@ public final class Resampler {
     }
 
     /// Forgets all history (after a seek); the next input starts a new stream at output frame 0.
-    public func reset() {
+    public func reset() { reset(origin: 0) }
+
+    /// ``reset()`` for a stream that starts at input frame `origin` of a longer one, after a
+    /// seek: the two-stage engines then place their FFT blocks as for the longer stream, so
+    /// that, once the filter has run up, their output is bit for bit the same (the one-stage
+    /// engines' is anyway).
+    func reset(origin: Int) {
         switch engine {
         case .copy: break
         case .float(let e): e.reset()
         case .double(let e): e.reset()
-        case .twoStage(let e): e.reset()
+        case .twoStage(let e): e.reset(origin: origin)
+        case .twoStageFloat(let e): e.reset(origin: origin)
         #if FFmpeg
         case .ffmpeg(let e): e.reset()
         #endif

@@ -226,13 +226,15 @@ final class ResamplerTests: XCTestCase {
         return 10 * log10(max(residual, 1e-300) / tone)
     }
 
-    /// THD+N of a 997 Hz sine, 44.1 → 48 kHz. Measured: 'norm' High −140.9 dB; 'bats' (the
-    /// two-stage design, Double inside) Low −143.0, Medium −149.7, High −150.0 and Max
-    /// −149.9 dB; 'bats' High forced to one stage in Double −150.0 dB. soxr at precision 28
-    /// gives −150.0 dB on this measurement: the floor that Float input and output set.
+    /// THD+N of a 997 Hz sine, 44.1 → 48 kHz. Measured: 'norm' High −130.5 dB (two stages in
+    /// Float, stage 2 with 16 taps: its images of the tone; 24 taps gave −133.7 dB, where the
+    /// Float FFT's rounding shows; one stage gave −140.9 dB at twice the time); 'bats'
+    /// (two stages, Double inside) Low −143.0, Medium −149.7, High −150.0 and Max −149.9 dB;
+    /// 'bats' High forced to one stage in Double −150.0 dB. soxr at precision 28 gives
+    /// −150.0 dB on this measurement: the floor that Float input and output set.
     func testSineTHDPlusNoise() throws {
         let cases: [(SampleRateConverterComplexity, Int, Bool, Double)] = [
-            (.normal, 0x60, false, -140), (.mastering, 0x20, false, -142.5), (.mastering, 0x40, false, -149.3),
+            (.normal, 0x60, false, -130.3), (.mastering, 0x20, false, -142.5), (.mastering, 0x40, false, -149.3),
             (.mastering, 0x60, false, -149.8), (.mastering, 0x60, true, -149.8), (.mastering, 0x7F, false, -149.6),
         ]
         for (complexity, quality, forceDouble, limit) in cases {
@@ -299,24 +301,35 @@ final class ResamplerTests: XCTestCase {
     }
 
     /// Any chunking, one frame at a time or random sizes, gives bit-identical output, and a
-    /// channel comes out the same alone as beside others.
+    /// channel comes out the same alone as beside others: bit for bit, except through the
+    /// Float FFT of 'norm''s two stages, which transforms channels in pairs (there the partner
+    /// moves a channel's rounding, by under 2^-20).
     func testChunkInvariance() throws {
         var rng = SeededGenerator(seed: 42)
         let configs: [(Double, Double, SampleRateConverterComplexity, Int)] = [
             (44100, 48000, .normal, 0x60), (48000, 44100, .mastering, 0x40), (48000, 16000, .normal, 0x40),
             (44100, 48000 / 1.001, .normal, 0x60), (8000, 44100, .mastering, 0x7F), (48000, 8000, .linear, 0x60),
             (44100, 48000, .linear, 0x60), (44100, 44100, .normal, 0x60),
-            // Two stages ('bats', up by less than 2): over several of stage 1's blocks.
-            (44100, 48000, .mastering, 0x60), (32000, 44100, .mastering, 0x20),
+            // Two stages ('norm' and 'bats', up by less than 2): over several of stage 1's blocks.
+            (44100, 48000, .mastering, 0x60), (32000, 44100, .mastering, 0x20), (32000, 44100, .normal, 0x7F),
         ]
         for (inRate, outRate, complexity, quality) in configs {
-            let n = complexity == .mastering && inRate < outRate && outRate < 2 * inRate ? 9000 : 2000
+            let n = complexity != .linear && inRate < outRate && outRate < 2 * inRate ? 9000 : 2000
             // Three channels: a pair that shares the taps' loads, and one alone.
             let x = (0..<3).map { c in (0..<n).map { _ in Float.random(in: -1...1, using: &rng) / Float(c + 1) } }
             let whole = try resample(try Resampler(inputRate: inRate, outputRate: outRate, channels: 3, complexity: complexity, quality: quality), x)
             for c in [0, 2] {
-                let mono = try resample(try Resampler(inputRate: inRate, outputRate: outRate, channels: 1, complexity: complexity, quality: quality), [x[c]])
-                XCTAssertEqual(mono[0].map(\.bitPattern), whole[c].map(\.bitPattern), "channel \(c) alone")
+                let alone = try Resampler(inputRate: inRate, outputRate: outRate, channels: 1, complexity: complexity, quality: quality)
+                let mono = try resample(alone, [x[c]])
+                if alone.roundsChannelsInPairs {
+                    XCTAssertEqual(mono[0].count, whole[c].count)
+                    let worst = zip(mono[0], whole[c]).map { abs($0 - $1) }.max() ?? 0
+                    // Channel 2 has no partner in either run.
+                    if c == 0 { XCTAssertGreaterThan(worst, 0, "channel 0 alone: the pairing should show") }
+                    XCTAssertLessThan(worst, 1.0 / 1_048_576, "channel \(c) alone")
+                } else {
+                    XCTAssertEqual(mono[0].map(\.bitPattern), whole[c].map(\.bitPattern), "channel \(c) alone")
+                }
             }
             let patterns: [[Int]] = [[1], [7], [4096], (0..<50).map { _ in Int.random(in: 1...900, using: &rng) }]
             for chunks in patterns {
@@ -408,7 +421,11 @@ final class ResamplerTests: XCTestCase {
         XCTAssertThrowsError(try r.process(input, into: ints)) { e in XCTAssertEqual((e as? AudioError)?.code, .unsupportedDataFormat) }
         let mono = PCMBuffer(commonFormat: .float32, sampleRate: 48000, channels: 1, interleaved: false, frameCapacity: 1000)
         XCTAssertThrowsError(try r.process(input, into: mono)) { e in XCTAssertEqual((e as? AudioError)?.code, .unsupportedDataFormat) }
-        let big = PCMBuffer(commonFormat: .float32, sampleRate: 48000, channels: 2, interleaved: false, frameCapacity: 1000)
+        // The default ('norm', up by less than 2) runs in two stages: a call may complete one of
+        // stage 1's blocks, so the room it asks for is a block's outputs, not 100 frames'.
+        let room = r.maximumOutputFrames(forInputFrames: 100)
+        XCTAssertGreaterThan(room, 2048)
+        let big = PCMBuffer(commonFormat: .float32, sampleRate: 48000, channels: 2, interleaved: false, frameCapacity: room)
         try r.process(input, into: big)
         let pending = r.pendingOutputFrames
         XCTAssertEqual(big.frameLength + pending, 109) // ceil(100 · 160 / 147)

@@ -121,7 +121,7 @@ private func clientFormat(_ format: StreamDescription, selector: Int) -> StreamD
     switch selector & 3 {
     case 1: return .pcm(sampleRate: rate, channels: 1, bits: 32, isFloat: true)
     case 2: return .pcm(sampleRate: rate, channels: 2, bits: 16)
-    // Bit 10: up by 4/3 at 'bats' (the two-stage resampler) instead of down to 16 kHz.
+    // Bit 10: up by 4/3 (the two-stage resampler, 'bats' or 'norm') instead of down to 16 kHz.
     case 3 where selector & 0x400 != 0:
         return .pcm(sampleRate: rate * 4 / 3, channels: format.channelsPerFrame, bits: 16)
     case 3: return .pcm(sampleRate: 16000, channels: 1, bits: 32, isFloat: true)
@@ -129,9 +129,10 @@ private func clientFormat(_ format: StreamDescription, selector: Int) -> StreamD
     }
 }
 
-/// 'bats' with the 4/3 client rate, 'norm' otherwise.
+/// 'bats' with the 4/3 client rate unless bit 11 is set (Double and Float two stages),
+/// 'norm' otherwise.
 private func complexity(_ selector: Int) -> SampleRateConverterComplexity {
-    selector & 0x403 == 0x403 ? .mastering : .normal
+    selector & 0xC03 == 0x403 ? .mastering : .normal
 }
 
 private func decodeFile(_ input: [UInt8], hint: AudioFileTypeID?, selector: Int) {
