@@ -16,8 +16,9 @@ import Darwin
 /// Radix-4 passes in Stockham's self-sorting form (each pass reads one buffer and writes the
 /// other in natural order), then a radix-2 pass when log₂ N is odd. Passes over two or more
 /// columns work on two columns at once (SSE2's and NEON's width for Double); the first pass
-/// (one column) works on two rows at once. The inverse is the forward transform with the
-/// real and imaginary arrays swapped.
+/// (one column) works on two rows at once, and a last radix-4 pass (whose twiddles are all
+/// 1) skips the products. The inverse is the forward transform with the real and imaginary
+/// arrays swapped.
 ///
 /// Not thread-safe: one instance per caller (it owns a work buffer). Sizes 2 … 2^20.
 package final class DoubleFFT {
@@ -90,7 +91,9 @@ package final class DoubleFFT {
             if last { yr = re; yi = im }
             if pass < radix4Passes {
                 let m = length >> 2
-                if stride >= 2 {
+                if stride >= 2 && m == 1 {
+                    Self.radix4Last(xr, xi, yr, yi, stride)
+                } else if stride >= 2 {
                     Self.radix4Columns(xr, xi, yr, yi, m, stride, tw)
                 } else {
                     Self.radix4Rows(xr, xi, yr, yi, m, tw)
@@ -120,8 +123,7 @@ package final class DoubleFFT {
     }
 
     /// A radix-4 pass over `s` ≥ 2 columns: rows p, p + m, p + 2m, p + 3m become rows
-    /// 4p … 4p + 3, the last three turned by w^p, w^2p, w^3p. With m = 1 the twiddles are 1
-    /// and each column is read before it is written, so it may run in place.
+    /// 4p … 4p + 3, the last three turned by w^p, w^2p, w^3p.
     private static func radix4Columns(
         _ xr: UnsafeMutablePointer<Double>, _ xi: UnsafeMutablePointer<Double>,
         _ yr: UnsafeMutablePointer<Double>, _ yi: UnsafeMutablePointer<Double>,
@@ -158,6 +160,34 @@ package final class DoubleFFT {
                 store(y3r * w3i + y3i * w3r, d + (q &+ 3 &* s))
                 q &+= 2
             }
+        }
+    }
+
+    /// The last radix-4 pass (m = 1: every twiddle is 1), over `s` ≥ 2 columns. Each column
+    /// is read before it is written, so it may run in place.
+    private static func radix4Last(
+        _ xr: UnsafeMutablePointer<Double>, _ xi: UnsafeMutablePointer<Double>,
+        _ yr: UnsafeMutablePointer<Double>, _ yi: UnsafeMutablePointer<Double>, _ s: Int
+    ) {
+        var q = 0
+        while q < s {
+            let a0r = load(xr + q), a0i = load(xi + q)
+            let a1r = load(xr + (q &+ s)), a1i = load(xi + (q &+ s))
+            let a2r = load(xr + (q &+ 2 &* s)), a2i = load(xi + (q &+ 2 &* s))
+            let a3r = load(xr + (q &+ 3 &* s)), a3i = load(xi + (q &+ 3 &* s))
+            let t0r = a0r + a2r, t0i = a0i + a2i
+            let t1r = a0r - a2r, t1i = a0i - a2i
+            let t2r = a1r + a3r, t2i = a1i + a3i
+            let t3r = a1r - a3r, t3i = a1i - a3i
+            store(t0r + t2r, yr + q)
+            store(t0i + t2i, yi + q)
+            store(t1r + t3i, yr + (q &+ s))
+            store(t1i - t3r, yi + (q &+ s))
+            store(t0r - t2r, yr + (q &+ 2 &* s))
+            store(t0i - t2i, yi + (q &+ 2 &* s))
+            store(t1r - t3i, yr + (q &+ 3 &* s))
+            store(t1i + t3r, yi + (q &+ 3 &* s))
+            q &+= 2
         }
     }
 
