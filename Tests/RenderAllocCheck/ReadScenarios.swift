@@ -59,16 +59,26 @@ var readScenarios: [Scenario] { [
         // opusenc's stereo at its default rate: CELT, where the mono file above is SILK.
         try measureReads(fixtures + "/ogg/opus_opusenc_stereo.opus", client: .int16(sampleRate: 48000, channels: 2), into: .bufferList)
     },
+    // The ALAC fixtures hold 6001 and 4501 frames, two packets of 4096: reads of 16 frames
+    // reach the second packet's decode after the warm-up.
+    Scenario("extaudiofile-read-alac-to-float32-planar", kind: .reads) { _ in
+        try measureReads(fixtures + "/alac/alac_16_stereo.m4a", client: .float32(sampleRate: 22050, channels: 2), into: .pcmBuffer,
+                         block: 16)
+    },
+    Scenario("extaudiofile-read-alac-24-to-int16", kind: .reads) { _ in
+        try measureReads(fixtures + "/alac/alac_24_stereo.m4a", client: .int16(sampleRate: 22050, channels: 2), into: .bufferList,
+                         block: 16)
+    },
 ] }
 
 enum ReadTarget { case pcmBuffer, bufferList }
 
-/// Reads `path` in the client format in blocks of 128 frames, counting the heap calls of the
-/// blocks after the warm-up.
-func measureReads(_ path: String, client: StreamDescription, into target: ReadTarget) throws {
+/// Reads `path` in the client format in blocks of `block` frames, counting the heap calls of
+/// the blocks after the warm-up.
+func measureReads(_ path: String, client: StreamDescription, into target: ReadTarget, block: Int = 128) throws {
     let file = try ExtAudioFile(path: path)
     try file.setClientDataFormat(client)
-    let block = 128, warmUp = 160
+    let warmUp = 160
     let blocks = min(200, Int(file.clientLengthFrames) / block - warmUp - 16)
     guard blocks >= 50 else { throw AudioError(.parameter, "\(path) is too short for a read scenario") }
     let channels = Int(client.channelsPerFrame), bytesPerSample = Int(client.bytesPerFrame) / (client.isInterleaved ? channels : 1)

@@ -65,7 +65,11 @@ final class RenderAllocationTests: XCTestCase {
                          "audioengine-player-node-realtime", "audioplayer-two-wav-files",
                          "control-allocating-callback", "control-c-allocations",
                          "extaudiofile-read-wav-to-float32-planar", "extaudiofile-read-wav-resampled-48k",
-                         "extaudiofile-read-flac-to-int16", "extaudiofile-read-mp3-to-float32-planar"]
+                         "extaudiofile-read-flac-to-int16", "extaudiofile-read-mp3-to-float32-planar",
+                         "extaudiofile-read-aac-to-float32-planar", "extaudiofile-read-fragmented-aac-to-int16",
+                         "extaudiofile-read-vorbis-to-int16", "extaudiofile-read-opus-to-float32",
+                         "extaudiofile-read-opus-stereo-to-int16", "extaudiofile-read-alac-to-float32-planar",
+                         "extaudiofile-read-alac-24-to-int16"]
         {
             XCTAssertTrue(names.contains(required), "scenario \(required) did not run")
         }
