@@ -4,7 +4,7 @@ import TonearmCore
 /// (the mastering filters, whose −140 dB and beyond need Double coefficients).
 protocol ResamplerSample: BinaryFloatingPoint {
     var float: Float { get }
-    /// Σ c[i]·x[i] for i < n, n a multiple of 8.
+    /// Σ c[i]·x[i] for i < n, n a multiple of 8 (Float: or of 4, at least 8).
     static func dot(_ c: UnsafePointer<Self>, _ x: UnsafePointer<Self>, _ n: Int) -> Self
     /// (Σ c[i]·x[i], Σ c[i]·y[i]): two channels through the same taps, each summed exactly
     /// as ``dot(_:_:_:)`` sums it, loading the taps once.
@@ -23,25 +23,32 @@ protocol ResamplerSample: BinaryFloatingPoint {
 extension Float: ResamplerSample {
     @inline(__always) var float: Float { self }
 
-    /// The lanes' sum as a tree (four vector adds and shuffles): `sum()` adds the eight lanes
-    /// one after another.
+    /// The lanes' sum as a tree (four vector adds and shuffles; `sum()` adds the eight lanes
+    /// one after another), with `tail`'s four lanes when there is one.
     @inline(__always)
-    static func lanesSum(_ a: SIMD8<Float>) -> Float {
-        let h = a.lowHalf + a.highHalf, q = h.lowHalf + h.highHalf
+    static func lanesSum(_ a: SIMD8<Float>, _ tail: SIMD4<Float>?) -> Float {
+        var h = a.lowHalf + a.highHalf
+        if let tail { h += tail }
+        let q = h.lowHalf + h.highHalf
         return q[0] + q[1]
     }
 
-    /// Both vectors' lane sums at once, as ``lanesSum(_:)`` sums each.
+    /// Both vectors' lane sums at once, as ``lanesSum(_:_:)`` sums each.
     @inline(__always)
-    static func lanesSums(_ a: SIMD8<Float>, _ b: SIMD8<Float>) -> (Float, Float) {
-        let ha = a.lowHalf + a.highHalf, hb = b.lowHalf + b.highHalf
+    static func lanesSums(_ a: SIMD8<Float>, _ b: SIMD8<Float>, _ tails: (SIMD4<Float>, SIMD4<Float>)?) -> (Float, Float) {
+        var ha = a.lowHalf + a.highHalf, hb = b.lowHalf + b.highHalf
+        if let tails {
+            ha += tails.0
+            hb += tails.1
+        }
         let q = SIMD4(lowHalf: ha.lowHalf, highHalf: hb.lowHalf) + SIMD4(lowHalf: ha.highHalf, highHalf: hb.highHalf)
         let r = q.evenHalf + q.oddHalf
         return (r[0], r[1])
     }
 
     // The accumulators start from the first products, not from zero: x + 0 is not x for
-    // x = −0, so the compiler keeps every add of a zero start.
+    // x = −0, so the compiler keeps every add of a zero start. Float's dot and dotPair also
+    // take n = 4 mod 8 (at least 8): the last four taps go into a tail of four lanes.
 
     @inline(__always)
     static func dot(_ c: UnsafePointer<Float>, _ x: UnsafePointer<Float>, _ n: Int) -> Float {
@@ -49,19 +56,21 @@ extension Float: ResamplerSample {
         @inline(__always) func product(_ o: Int) -> SIMD8<Float> {
             cr.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self) * xr.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
         }
-        let end = n &* 4
+        let end = n &* 4, whole = end & ~31
+        let tail = whole == end ? nil
+            : cr.loadUnaligned(fromByteOffset: whole, as: SIMD4<Float>.self) * xr.loadUnaligned(fromByteOffset: whole, as: SIMD4<Float>.self)
         var a0 = product(0)
-        guard end > 32 else { return lanesSum(a0) }
+        guard whole > 32 else { return lanesSum(a0, tail) }
         // Two accumulators so that consecutive adds do not wait on each other.
         var a1 = product(32)
         var o = 64
-        while o &+ 64 <= end {
+        while o &+ 64 <= whole {
             a0 += product(o)
             a1 += product(o &+ 32)
             o &+= 64
         }
-        if o < end { a0 += product(o) }
-        return lanesSum(a0 + a1)
+        if o < whole { a0 += product(o) }
+        return lanesSum(a0 + a1, tail)
     }
 
     @inline(__always)
@@ -72,12 +81,18 @@ extension Float: ResamplerSample {
             return (t * xr.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self),
                     t * yr.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self))
         }
-        let end = n &* 4
+        let end = n &* 4, whole = end & ~31
+        var tails: (SIMD4<Float>, SIMD4<Float>)?
+        if whole < end {
+            let t = cr.loadUnaligned(fromByteOffset: whole, as: SIMD4<Float>.self)
+            tails = (t * xr.loadUnaligned(fromByteOffset: whole, as: SIMD4<Float>.self),
+                     t * yr.loadUnaligned(fromByteOffset: whole, as: SIMD4<Float>.self))
+        }
         var (a0, b0) = products(0)
-        guard end > 32 else { return lanesSums(a0, b0) }
+        guard whole > 32 else { return lanesSums(a0, b0, tails) }
         var (a1, b1) = products(32)
         var o = 64
-        while o &+ 64 <= end {
+        while o &+ 64 <= whole {
             let (p, q) = products(o), (r, t) = products(o &+ 32)
             a0 += p
             b0 += q
@@ -85,12 +100,12 @@ extension Float: ResamplerSample {
             b1 += t
             o &+= 64
         }
-        if o < end {
+        if o < whole {
             let (p, q) = products(o)
             a0 += p
             b0 += q
         }
-        return lanesSums(a0 + a1, b0 + b1)
+        return lanesSums(a0 + a1, b0 + b1, tails)
     }
 
     @inline(__always)
@@ -104,7 +119,7 @@ extension Float: ResamplerSample {
             b += dr.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self) * v
             i += 8
         }
-        return lanesSums(a, b)
+        return lanesSums(a, b, nil)
     }
 }
 
@@ -127,7 +142,7 @@ extension Float {
             f += dv * w
             i += 8
         }
-        let (p, q) = lanesSums(a, b), (r, t) = lanesSums(e, f)
+        let (p, q) = lanesSums(a, b, nil), (r, t) = lanesSums(e, f, nil)
         return (p, q, r, t)
     }
 }
@@ -295,7 +310,7 @@ final class ResamplerEngine<T: ResamplerSample> {
         if let f = filter, mode != .linear {
             let key = ResamplerTableCache.Key(
                 sample: ObjectIdentifier(T.self), exact: mode == .exact, l: mode == .exact ? l : 0,
-                finePhases: finePhases, cutoff: f.cutoff, beta: f.beta, taps: f.taps)
+                finePhases: finePhases, cutoff: f.cutoff, beta: f.beta, taps: f.taps, normalized: f.normalizesPhases)
             let (taps, count) = (self.taps, tableCount)
             let exact = mode == .exact
             coefficients = ResamplerTableCache.table(key, count: count) { table in
@@ -434,9 +449,10 @@ final class ResamplerEngine<T: ResamplerSample> {
             while c + 2 <= channels {
                 let h0 = UnsafePointer(history + c * capacity), h1 = UnsafePointer(history + (c + 1) * capacity)
                 if mode == .exact {
-                    // The short filters of a two-stage design's second stage, with their
-                    // length known to the compiler: the dot products unroll completely.
+                    // The short filters of the two-stage designs, with their length known to
+                    // the compiler: the dot products unroll completely.
                     switch taps {
+                    case 12: runExactPair(h0, h1, outputs[c] + offset, outputs[c + 1] + offset, k, taps: 12)
                     case 16: runExactPair(h0, h1, outputs[c] + offset, outputs[c + 1] + offset, k, taps: 16)
                     case 24: runExactPair(h0, h1, outputs[c] + offset, outputs[c + 1] + offset, k, taps: 24)
                     case 32: runExactPair(h0, h1, outputs[c] + offset, outputs[c + 1] + offset, k, taps: 32)
@@ -570,6 +586,7 @@ enum ResamplerTableCache {
         let cutoff: Double
         let beta: Double
         let taps: Int
+        let normalized: Bool
     }
 
     /// 32 MiB: the default quality's 44.1 → 48 kHz table is about 0.1 MB, the highest

@@ -83,11 +83,17 @@ struct KaiserSinc {
     let cutoff: Double
     /// Kaiser's β.
     let beta: Double
-    /// Taps per output frame: a multiple of 8, so that dot products run in whole SIMD8 steps.
+    /// Taps per output frame: a multiple of 8, so that dot products run in whole SIMD8 steps
+    /// (or of 4, for Float engines, whose dot products end with a SIMD4 step).
     let taps: Int
     /// Half the taps: the window spans `t` in −half…half.
     let half: Int
     private let inverseI0Beta: Double
+    /// Whether ``phaseTaps(_:)`` scales each phase to a DC gain of exactly 1: right when the
+    /// cutoff is under the input's Nyquist (the sums then differ from 1 by the ripple only);
+    /// a filter that passes images of the input, as a two-stage design's first stage down
+    /// does, keeps its taps as they are (their sums swing with the image at the input rate).
+    var normalizesPhases = true
 
     /// Margin added to the promised rejection, for the table interpolation, the Float
     /// coefficients and the approximations in Kaiser's formulas.
@@ -105,8 +111,9 @@ struct KaiserSinc {
     }
 
     /// A low-pass flat to `pass` and rejecting from `stop` (cycles per input frame), by at
-    /// least `rejection` dB (the design adds ``designMargin``).
-    init?(pass: Double, stop: Double, rejection: Double, maximumTaps: Int) {
+    /// least `rejection` dB (the design adds ``designMargin``). Its taps are a multiple of
+    /// `granule`, 8 or (for a Float engine's short filters) 4, and at least 8.
+    init?(pass: Double, stop: Double, rejection: Double, maximumTaps: Int, granule: Int = 8) {
         let width = stop - pass
         let a = rejection + KaiserSinc.designMargin
         cutoff = (pass + stop) / 2
@@ -115,7 +122,7 @@ struct KaiserSinc {
         beta = a > 50 ? 0.1102 * (a - 8.7) : (a >= 21 ? 0.5842 * _pow(a - 21, 0.4) + 0.07886 * (a - 21) : 0)
         let length = (a - 7.95) / (2.285 * 2 * Double.pi * width) + 1
         guard length.isFinite, length < Double(maximumTaps) else { return nil }
-        taps = max(8, (Int(length.rounded(.up)) + 7) / 8 * 8)
+        taps = max(8, (Int(length.rounded(.up)) + granule - 1) / granule * granule)
         half = taps / 2
         inverseI0Beta = 1 / KaiserSinc.besselI0(beta)
     }
@@ -131,11 +138,12 @@ struct KaiserSinc {
     }
 
     /// The taps for an output instant `phase` (0 ≤ phase ≤ 1) frames after the input frame
-    /// `n`, applied to input frames `n − half + 1 … n + half`, scaled to a DC gain of exactly 1.
+    /// `n`, applied to input frames `n − half + 1 … n + half`, scaled to a DC gain of exactly 1
+    /// (unless ``normalizesPhases`` is false).
     func phaseTaps(_ phase: Double) -> [Double] {
         var c = (0..<taps).map { value(phase + Double(half - 1 - $0)) }
         let sum = c.reduce(0, +)
-        if sum != 0 { for i in c.indices { c[i] /= sum } }
+        if normalizesPhases && sum != 0 { for i in c.indices { c[i] /= sum } }
         return c
     }
 

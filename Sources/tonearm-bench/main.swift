@@ -89,6 +89,7 @@ func make(_ name: String, _ codec: [String]) -> String {
     return path
 }
 let wav = make("pcm-\(seconds)s.wav", ["-c:a", "pcm_s16le"])
+let wav48 = make("pcm-48k-\(seconds)s.wav", ["-c:a", "pcm_s16le", "-ar", "48000"])
 let ima = make("ima-\(seconds)s.wav", ["-c:a", "adpcm_ima_wav"])
 let ms = make("msadpcm-\(seconds)s.wav", ["-c:a", "adpcm_ms"])
 let mp3 = make("mp3-128k-\(seconds)s.mp3", ["-c:a", "libmp3lame", "-b:a", "128k"])
@@ -167,6 +168,12 @@ cases.append(Case(name: "resample 44.1→48 kHz 'bats', \(seconds / 60) min",
 cases.append(Case(name: "resample 44.1→48 kHz 'norm', \(seconds / 60) min",
                   ours: [tonearm, "convert", wav, "/dev/null", "-f", "WAVE", "-d", "LEI16@48000"],
                   reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", wav, "-af", "aresample=48000:resampler=soxr:precision=28",
+                              "-f", "s16le", "/dev/null"],
+                  referenceName: "ffmpeg soxr precision 28"))
+// And down, 48 → 44.1 kHz, the other common conversion.
+cases.append(Case(name: "resample 48→44.1 kHz 'norm', \(seconds / 60) min",
+                  ours: [tonearm, "convert", wav48, "/dev/null", "-f", "WAVE", "-d", "LEI16@44100"],
+                  reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", wav48, "-af", "aresample=44100:resampler=soxr:precision=28",
                               "-f", "s16le", "/dev/null"],
                   referenceName: "ffmpeg soxr precision 28"))
 // MP3 decoding to Float32, one thread each, every side writing to /dev/null (ours a Float32

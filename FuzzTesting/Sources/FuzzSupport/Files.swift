@@ -124,6 +124,9 @@ private func clientFormat(_ format: StreamDescription, selector: Int) -> StreamD
     // Bit 10: up by 4/3 (the two-stage resampler, 'bats' or 'norm') instead of down to 16 kHz.
     case 3 where selector & 0x400 != 0:
         return .pcm(sampleRate: rate * 4 / 3, channels: format.channelsPerFrame, bits: 16)
+    // Bit 12: down by 3/4 ('norm''s two stages down).
+    case 3 where selector & 0x1000 != 0:
+        return .pcm(sampleRate: rate * 3 / 4, channels: format.channelsPerFrame, bits: 16)
     case 3: return .pcm(sampleRate: 16000, channels: 1, bits: 32, isFloat: true)
     default: return nil
     }
