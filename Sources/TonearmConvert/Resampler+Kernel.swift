@@ -3,7 +3,10 @@ import TonearmCore
 /// A sample type the polyphase engine runs in: Float (SIMD8, the default) or Double
 /// (the mastering filters, whose −140 dB and beyond need Double coefficients).
 protocol ResamplerSample: BinaryFloatingPoint {
-    var float: Float { get }
+    init(_ value: Float)
+    init(_ value: Double)
+    /// This value in the output's type: Float, or Double between two Double stages.
+    func output<O: ResamplerSample>() -> O
     /// Σ c[i]·x[i] for i < n, n a multiple of 8 (Float: or of 4, at least 8).
     static func dot(_ c: UnsafePointer<Self>, _ x: UnsafePointer<Self>, _ n: Int) -> Self
     /// (Σ c[i]·x[i], Σ c[i]·y[i]): two channels through the same taps, each summed exactly
@@ -21,7 +24,7 @@ protocol ResamplerSample: BinaryFloatingPoint {
 // alignment falls, so that any chunking gives bit-identical output.
 
 extension Float: ResamplerSample {
-    @inline(__always) var float: Float { self }
+    @inline(__always) func output<O: ResamplerSample>() -> O { O(self) }
 
     /// The lanes' sum as a tree (four vector adds and shuffles; `sum()` adds the eight lanes
     /// one after another), with `tail`'s four lanes when there is one.
@@ -156,7 +159,7 @@ extension Double: ResamplerSample {
         return (a, b, e, f)
     }
 
-    @inline(__always) var float: Float { Float(self) }
+    @inline(__always) func output<O: ResamplerSample>() -> O { O(self) }
 
     @inline(__always)
     static func dot(_ c: UnsafePointer<Double>, _ x: UnsafePointer<Double>, _ n: Int) -> Double {
@@ -370,8 +373,8 @@ final class ResamplerEngine<T: ResamplerSample> {
     /// `offset` in each output channel, at most `limit` of them (a flush's limit: once it is
     /// reached, the rest of the input is dropped). The caller has checked that the outputs have room for
     /// ``maximumOutputFrames(forInputFrames:)``. Float input, or Double from the FFT stage.
-    func process<S: BinaryFloatingPoint>(_ inputs: UnsafePointer<UnsafePointer<S>>, frames: Int,
-                                         _ outputs: UnsafePointer<UnsafeMutablePointer<Float>>, at offset: Int = 0,
+    func process<S: BinaryFloatingPoint, O: ResamplerSample>(_ inputs: UnsafePointer<UnsafePointer<S>>, frames: Int,
+                                         _ outputs: UnsafePointer<UnsafeMutablePointer<O>>, at offset: Int = 0,
                                          limit: Int = Int.max) -> Int
     {
         var consumed = 0, produced = 0
@@ -403,7 +406,7 @@ final class ResamplerEngine<T: ResamplerSample> {
 
     /// Writes the rest of the stream: the outputs whose time is before the end of the input,
     /// with silence after it. Then the engine starts a new stream.
-    func flush(_ outputs: UnsafePointer<UnsafeMutablePointer<Float>>, at offset: Int = 0, remaining: Int) {
+    func flush<O: ResamplerSample>(_ outputs: UnsafePointer<UnsafeMutablePointer<O>>, at offset: Int = 0, remaining: Int) {
         var produced = 0
         while produced < remaining {
             compact()
@@ -434,7 +437,7 @@ final class ResamplerEngine<T: ResamplerSample> {
 
     /// Writes every output whose window lies in the history (at most `limit`), at `offset`
     /// in each output channel, and advances the state past them.
-    private func produce(_ outputs: UnsafePointer<UnsafeMutablePointer<Float>>, at offset: Int, limit: Int) -> Int {
+    private func produce<O: ResamplerSample>(_ outputs: UnsafePointer<UnsafeMutablePointer<O>>, at offset: Int, limit: Int) -> Int {
         // Count first, in phase units (frame · L + phase; each output steps M): output i's
         // window fits while its frame + taps ≤ filled, that is while its position is under
         // (filled − taps + 1) · L. Then each channel runs the same steps.
@@ -478,11 +481,11 @@ final class ResamplerEngine<T: ResamplerSample> {
         return k
     }
 
-    private func runExact(_ h: UnsafePointer<T>, _ out: UnsafeMutablePointer<Float>, _ k: Int) {
+    private func runExact<O: ResamplerSample>(_ h: UnsafePointer<T>, _ out: UnsafeMutablePointer<O>, _ k: Int) {
         var s = start, p = phase
         let n = taps, t = table
         for i in 0..<k {
-            out[i] = T.dot(t + p * n, h + s, n).float
+            out[i] = T.dot(t + p * n, h + s, n).output()
             s += stepWhole
             p += stepPhase
             if p >= l { p -= l; s += 1 }
@@ -490,22 +493,22 @@ final class ResamplerEngine<T: ResamplerSample> {
     }
 
     @inline(__always)
-    private func runExactPair(_ h0: UnsafePointer<T>, _ h1: UnsafePointer<T>,
-                              _ out0: UnsafeMutablePointer<Float>, _ out1: UnsafeMutablePointer<Float>, _ k: Int, taps n: Int)
+    private func runExactPair<O: ResamplerSample>(_ h0: UnsafePointer<T>, _ h1: UnsafePointer<T>,
+                              _ out0: UnsafeMutablePointer<O>, _ out1: UnsafeMutablePointer<O>, _ k: Int, taps n: Int)
     {
         var s = start, p = phase
         let t = table
         for i in 0..<k {
             let (a, b) = T.dotPair(t + p * n, h0 + s, h1 + s, n)
-            out0[i] = a.float
-            out1[i] = b.float
+            out0[i] = a.output()
+            out1[i] = b.output()
             s += stepWhole
             p += stepPhase
             if p >= l { p -= l; s += 1 }
         }
     }
 
-    private func runInterpolated(_ h: UnsafePointer<T>, _ out: UnsafeMutablePointer<Float>, _ k: Int) {
+    private func runInterpolated<O: ResamplerSample>(_ h: UnsafePointer<T>, _ out: UnsafeMutablePointer<O>, _ k: Int) {
         var s = start, p = phase
         let n = taps, t = table, last = finePhases - 1
         for i in 0..<k {
@@ -515,15 +518,15 @@ final class ResamplerEngine<T: ResamplerSample> {
             if row > last { row = last; frac = 1 }
             let base = t + row * 2 * n
             let (a, b) = T.dot2(base, base + n, h + s, n)
-            out[i] = (a + T(frac) * b).float
+            out[i] = (a + T(frac) * b).output()
             s += stepWhole
             p += stepPhase
             if p >= l { p -= l; s += 1 }
         }
     }
 
-    private func runInterpolatedPair(_ h0: UnsafePointer<T>, _ h1: UnsafePointer<T>,
-                                     _ out0: UnsafeMutablePointer<Float>, _ out1: UnsafeMutablePointer<Float>, _ k: Int)
+    private func runInterpolatedPair<O: ResamplerSample>(_ h0: UnsafePointer<T>, _ h1: UnsafePointer<T>,
+                                     _ out0: UnsafeMutablePointer<O>, _ out1: UnsafeMutablePointer<O>, _ k: Int)
     {
         var s = start, p = phase
         let n = taps, t = table, last = finePhases - 1
@@ -534,19 +537,19 @@ final class ResamplerEngine<T: ResamplerSample> {
             if row > last { row = last; frac = 1 }
             let base = t + row * 2 * n
             let (a, b, e, f) = T.dot2Pair(base, base + n, h0 + s, h1 + s, n)
-            out0[i] = (a + T(frac) * b).float
-            out1[i] = (e + T(frac) * f).float
+            out0[i] = (a + T(frac) * b).output()
+            out1[i] = (e + T(frac) * f).output()
             s += stepWhole
             p += stepPhase
             if p >= l { p -= l; s += 1 }
         }
     }
 
-    private func runLinear(_ h: UnsafePointer<T>, _ out: UnsafeMutablePointer<Float>, _ k: Int) {
+    private func runLinear<O: ResamplerSample>(_ h: UnsafePointer<T>, _ out: UnsafeMutablePointer<O>, _ k: Int) {
         var s = start, p = phase
         for i in 0..<k {
             let a = Double(h[s]), b = Double(h[s + 1])
-            out[i] = Float(a + Double(p) * inverseL * (b - a))
+            out[i] = O(a + Double(p) * inverseL * (b - a))
             s += stepWhole
             p += stepPhase
             if p >= l { p -= l; s += 1 }

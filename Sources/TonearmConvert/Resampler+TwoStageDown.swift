@@ -1,13 +1,14 @@
 import TonearmCore
 
-/// 'norm' downsampling by a ratio between ½ and 1 (48 → 44.1 kHz, 48 → 32 kHz…) in two
-/// stages in Float, the mirror of ``ResamplerTwoStage``:
+/// Downsampling by a ratio between ½ and 1 (48 → 44.1 kHz, 48 → 32 kHz…) in two stages, the
+/// mirror of ``ResamplerTwoStage``, in the sample type of `F`: Double for 'bats', Float for
+/// 'norm'.
 ///
 /// 1. **Input → 2 × output by polyphase.** At twice the output rate only what would land
 ///    under the output's Nyquist must go: the images of the input from 1.5 × the output rate
 ///    up (those below fold no lower than the output's Nyquist, where stage 2 rejects). So
 ///    this filter is flat to the passband edge and rejects from 1.5 × the output rate: 12
-///    taps at High. Its cutoff lies above the input's Nyquist, so its phases are not scaled to a
+///    taps at 'norm' High, 16 at 'bats' (which adds 10 dB to it). Its cutoff lies above the input's Nyquist, so its phases are not scaled to a
 ///    DC gain of 1 each (their sums swing with the image at the input rate, which stage 2
 ///    removes); the whole chain's gain is the filter's, 1 within its ripple.
 /// 2. **÷ 2 by FFT.** The single-stage design's steep filter, at twice the output rate: flat
@@ -23,35 +24,36 @@ import TonearmCore
 /// Blocks sit at fixed places in the output stream (counted from an origin a seek sets), so
 /// any chunking gives the same output; the inverse transform pairs channels, so a channel's
 /// last bits depend on its partner's, as in 'norm''s upsampling.
-final class ResamplerTwoStageDown {
+final class ResamplerTwoStageDown<F: ResamplerFFT> {
+    typealias S = F.Sample
     let channels: Int
     /// Output rate / input rate, reduced.
     let l: Int, m: Int
     /// Stage 2: taps of each parity (half the filter's), the FFT size and the outputs a
     /// block gives.
     let taps: Int, size: Int, hop: Int
-    private let fft: FFT
+    private let fft: F
     /// FFT of g reversed (a correlation as a convolution), over `size` for the unscaled inverse
     /// and over 2 for the Hermitian half-sum.
-    private let spectrumRe: UnsafeMutablePointer<Float>, spectrumIm: UnsafeMutablePointer<Float>
+    private let spectrumRe: UnsafeMutablePointer<S>, spectrumIm: UnsafeMutablePointer<S>
     /// Stage 1, from the input rate to twice the output rate.
-    let first: ResamplerEngine<Float>
+    let first: ResamplerEngine<S>
     /// Per channel, what stage 1 wrote in the current call (`scratchCapacity` frames).
-    private let scratch: UnsafeMutablePointer<Float>
-    private let scratchPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private let scratch: UnsafeMutablePointer<S>
+    private let scratchPointers: UnsafeMutablePointer<UnsafeMutablePointer<S>>
     private let scratchCapacity: Int
     /// Input frames stage 1 takes per round, so that its outputs fit the scratch.
     private let chunk: Int
     /// Per channel, the current block of w as real and imaginary parts, and how many values
     /// of the doubled stream z it holds (2·size when full).
-    private let blockRe: UnsafeMutablePointer<Float>, blockIm: UnsafeMutablePointer<Float>
+    private let blockRe: UnsafeMutablePointer<S>, blockIm: UnsafeMutablePointer<S>
     private var filledZ = 0
     /// Values of z before z[0] in the first block: the correlation's reach into the past.
     private let leadZ: Int
     /// Transform buffers: each channel's forward one (two at a time), and the pair's inverse.
-    private let xr: UnsafeMutablePointer<Float>, xi: UnsafeMutablePointer<Float>
-    private let yr: UnsafeMutablePointer<Float>, yi: UnsafeMutablePointer<Float>
-    private let vr: UnsafeMutablePointer<Float>, vi: UnsafeMutablePointer<Float>
+    private let xr: UnsafeMutablePointer<S>, xi: UnsafeMutablePointer<S>
+    private let yr: UnsafeMutablePointer<S>, yi: UnsafeMutablePointer<S>
+    private let vr: UnsafeMutablePointer<S>, vi: UnsafeMutablePointer<S>
     /// Silence for the flush, one chunk per channel.
     private let silence: UnsafeMutablePointer<Float>
     private let silencePointers: UnsafeMutablePointer<UnsafePointer<Float>>
@@ -65,8 +67,9 @@ final class ResamplerTwoStageDown {
     private var doubledFrames = 0
 
     /// nil when the ratio is not between ½ and 1 (exclusive) or stage 1 would need more than
-    /// ``Resampler/maximumExactPhases`` phases.
-    init?(channels: Int, l: Int, m: Int, spec: ResamplerFilterSpec) {
+    /// ``Resampler/maximumExactPhases`` phases. `firstMargin` dB are added to stage 1's
+    /// rejection ('bats' adds 10, as its upsampling does to its short stage).
+    init?(channels: Int, l: Int, m: Int, spec: ResamplerFilterSpec, firstMargin: Double) {
         guard l < m, 2 * l > m else { return nil }
         let g = Resampler.gcd(2 * l, m)
         let l1 = 2 * l / g, m1 = m / g
@@ -75,8 +78,8 @@ final class ResamplerTwoStageDown {
         // Nyquist, rejecting from 1.5 × the output rate. Stage 2 in cycles per doubled frame:
         // flat to the passband edge, rejecting from a quarter of the doubled rate.
         guard l1 <= Resampler.maximumExactPhases,
-              var short = KaiserSinc(pass: spec.passband * 0.5 * outPerIn, stop: 1.5 * outPerIn, rejection: spec.rejection,
-                                     maximumTaps: 1 << 10, granule: 4),
+              var short = KaiserSinc(pass: spec.passband * 0.5 * outPerIn, stop: 1.5 * outPerIn,
+                                     rejection: spec.rejection + firstMargin, maximumTaps: 1 << 10, granule: S.self == Float.self ? 4 : 8),
               let steep = KaiserSinc(pass: spec.passband * 0.25, stop: 0.25, rejection: spec.rejection, maximumTaps: 1 << 14)
         else { return nil }
         short.normalizesPhases = false
@@ -89,7 +92,7 @@ final class ResamplerTwoStageDown {
         while size < 8 * taps { size *= 2 }
         self.size = size
         hop = size - taps + 1
-        fft = FFT(size: size)
+        fft = F(size: size)
         // g[j] = c[2j + 1] − i·c[2j], reversed; c = the steep filter's phase-0 taps.
         let c = steep.phaseTaps(0)
         var gr = [Double](repeating: 0, count: size), gi = gr
@@ -104,8 +107,8 @@ final class ResamplerTwoStageDown {
         spectrumRe = .allocate(capacity: size)
         spectrumIm = .allocate(capacity: size)
         for k in 0..<size {
-            spectrumRe[k] = Float(gr[k])
-            spectrumIm[k] = Float(gi[k])
+            spectrumRe[k] = S(gr[k])
+            spectrumIm[k] = S(gi[k])
         }
         first = ResamplerEngine(mode: .exact, channels: channels, l: l1, m: m1, filter: short, finePhases: 0)
         chunk = 1024
@@ -224,7 +227,7 @@ final class ResamplerTwoStageDown {
     /// part when q is even, its real part when q is odd (w[k] = z[2k + 2] + i·z[2k + 1], the
     /// block starting on an odd z).
     @inline(__always)
-    private func deinterleave(_ src: UnsafePointer<Float>, _ n: Int, _ c: Int) {
+    private func deinterleave(_ src: UnsafePointer<S>, _ n: Int, _ c: Int) {
         let re = blockRe + c * size, im = blockIm + c * size
         var i = 0, k = filledZ >> 1
         if filledZ & 1 == 1 && n > 0 {
@@ -235,7 +238,7 @@ final class ResamplerTwoStageDown {
         // From an even position: (imaginary, real) pairs, four at a time.
         let raw = UnsafeRawPointer(src)
         while i + 8 <= n {
-            let v = raw.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+            let v = raw.loadUnaligned(fromByteOffset: i * MemoryLayout<S>.stride, as: SIMD8<S>.self)
             store(v.evenHalf, im + k)
             store(v.oddHalf, re + k)
             i += 8
@@ -269,8 +272,13 @@ final class ResamplerTwoStageDown {
                 hermitian(vr, vi)
             }
             fft.inverse(vr, vi)
-            (outputs[c] + offset).update(from: vr + first + drop, count: count)
-            if pair { (outputs[c + 1] + offset).update(from: vi + first + drop, count: count) }
+            let re = vr + first + drop, im = vi + first + drop
+            let out0 = outputs[c] + offset
+            for i in 0..<count { out0[i] = re[i].output() }
+            if pair {
+                let out1 = outputs[c + 1] + offset
+                for i in 0..<count { out1[i] = im[i].output() }
+            }
             c += 2
         }
         for c in 0..<channels {
@@ -284,7 +292,7 @@ final class ResamplerTwoStageDown {
 
     /// Channel c's block, transformed and times the spectrum, into (re, im).
     @inline(__always)
-    private func transform(_ c: Int, into re: UnsafeMutablePointer<Float>, _ im: UnsafeMutablePointer<Float>) {
+    private func transform(_ c: Int, into re: UnsafeMutablePointer<S>, _ im: UnsafeMutablePointer<S>) {
         re.update(from: blockRe + c * size, count: size)
         im.update(from: blockIm + c * size, count: size)
         fft.forward(re, im)
@@ -298,8 +306,8 @@ final class ResamplerTwoStageDown {
     }
 
     /// (a, b) ← E(a) + i·E(b), E(y)[k] = y[k] + conj y[−k].
-    private func hermitianPair(_ ar: UnsafeMutablePointer<Float>, _ ai: UnsafeMutablePointer<Float>,
-                               _ br: UnsafeMutablePointer<Float>, _ bi: UnsafeMutablePointer<Float>)
+    private func hermitianPair(_ ar: UnsafeMutablePointer<S>, _ ai: UnsafeMutablePointer<S>,
+                               _ br: UnsafeMutablePointer<S>, _ bi: UnsafeMutablePointer<S>)
     {
         // Bins k and −k together, from the values before either is written. E₀[k] = (pr + qr)
         // + i(pi − qi), E₁[k] = (sr + tr) + i(si − ti), V = E₀ + i·E₁; and E[−k] = conj E[k].
@@ -315,7 +323,7 @@ final class ResamplerTwoStageDown {
         one(0)
         one(size / 2)
         // Bins k … k + 3 against −k … −k − 3, loaded from j = size − k − 3 and reversed.
-        @inline(__always) func reversed(_ v: SIMD4<Float>) -> SIMD4<Float> { SIMD4(v[3], v[2], v[1], v[0]) }
+        @inline(__always) func reversed(_ v: SIMD4<S>) -> SIMD4<S> { SIMD4(v[3], v[2], v[1], v[0]) }
         var k = 1
         while k + 3 < size / 2 {
             let j = size - k - 3
@@ -335,7 +343,7 @@ final class ResamplerTwoStageDown {
     }
 
     /// a ← E(a), E(y)[k] = y[k] + conj y[−k].
-    private func hermitian(_ ar: UnsafeMutablePointer<Float>, _ ai: UnsafeMutablePointer<Float>) {
+    private func hermitian(_ ar: UnsafeMutablePointer<S>, _ ai: UnsafeMutablePointer<S>) {
         for k in 0...(size / 2) {
             let j = (size - k) & (size - 1)
             let sr = ar[k] + ar[j], si = ai[k] - ai[j]
@@ -347,12 +355,12 @@ final class ResamplerTwoStageDown {
     }
 
     @inline(__always)
-    private func load(_ p: UnsafeMutablePointer<Float>) -> SIMD4<Float> {
-        UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
+    private func load(_ p: UnsafeMutablePointer<S>) -> SIMD4<S> {
+        UnsafeRawPointer(p).loadUnaligned(as: SIMD4<S>.self)
     }
 
     @inline(__always)
-    private func store(_ v: SIMD4<Float>, _ p: UnsafeMutablePointer<Float>) {
-        UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<Float>.self)
+    private func store(_ v: SIMD4<S>, _ p: UnsafeMutablePointer<S>) {
+        UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<S>.self)
     }
 }

@@ -31,11 +31,12 @@ import TonearmFFmpeg
 ///   has to reject from 1.5 × the input rate (16 taps at 'norm' High, 24 at 'bats', which adds
 ///   10 dB there). 'bats' runs both stages in Double, 'norm' in Float: its FFT transforms two
 ///   channels at once, so a channel's last bits depend on its partner's (by under 2^-20).
-/// - 'norm' downsampling by an exact ratio between ½ and 1 (48→44.1, 48→32 kHz…) runs the
-///   mirror of that: a 12-tap polyphase stage to twice the output rate (rejecting only what
-///   would fold under the output's Nyquist), then ÷2 by the steep filter applied by FFT
-///   (``ResamplerTwoStageDown``). Its worst aliases at 48→44.1 kHz: −109.5, −118.7 and
-///   −129.0 dB at Medium, High and Max.
+/// - Downsampling by an exact ratio between ½ and 1 (48→44.1, 48→32 kHz…) runs the mirror
+///   of that (``ResamplerTwoStageDown``): a short polyphase stage to twice the output rate
+///   (12 taps at 'norm' High, 16 at 'bats'; it rejects only what would fold under the
+///   output's Nyquist), then ÷2 by the steep filter applied by FFT, in Float for 'norm' and
+///   Double for 'bats'. Worst aliases at 48→44.1 kHz, Medium / High / Max: 'norm' −109.5 /
+///   −118.7 / −129.0 dB, 'bats' −152.2 / −159.6 / −169.6 dB.
 ///
 /// Quality (Apple's 0…127) scales the filter within its complexity. The stopband always
 /// starts at the lower Nyquist; the design adds 9 dB to the rejection for the margin that
@@ -78,7 +79,8 @@ import TonearmFFmpeg
 /// squares): 'norm' High (two stages) −130.5 dB, the images of its 16-tap second stage (one
 /// stage gave −140.9 dB at twice the time); 'bats' (two stages) Low −143.0, Medium −149.7,
 /// High −150.0, Max −149.9 dB; 'bats' High in one stage in Double −150.0 dB; 48→44.1 kHz
-/// 'norm' High (two stages) −129.3 dB (one stage −140.2). −150 dB is the
+/// (two stages) 'norm' High −129.3 dB (one stage −140.2), 'bats' High −150.2 dB (one stage in
+/// Float −139.5). −150 dB is the
 /// floor that Float input and output set; soxr at precision 28 reaches the same. The worst
 /// images up of 'norm' are those of its two stages at 44.1→48 kHz (6.6 and 19.8 kHz tones).
 ///
@@ -92,8 +94,9 @@ import TonearmFFmpeg
 /// High 0.32 G (two stages in Float; one stage was 0.86 G) and 'bats' High 0.62 G (two
 /// stages in Double; one stage in Float was 1.76 G) against ffmpeg's 0.89 G, of which soxr
 /// is 0.38 G. Time over 1 hour, writing to /dev/null, paired medians on an idle machine:
-/// 'norm' 0.43 × and 'bats' 0.96 × ffmpeg with soxr p28. Down, 48→44.1 kHz, 'norm' High:
-/// 0.37 G for 30 s (one stage 0.73 G) against ffmpeg's 0.88 G.
+/// 'norm' 0.43 × and 'bats' 0.96 × ffmpeg with soxr p28. Down, 48→44.1 kHz, for 30 s:
+/// 'norm' High 0.37 G (one stage 0.73 G), 'bats' High 0.70 G (one stage in Float 1.48 G),
+/// against ffmpeg's 0.88 G.
 public final class Resampler {
     public let inputRate: Double
     public let outputRate: Double
@@ -117,7 +120,8 @@ public final class Resampler {
         /// Two stages: Double for 'bats', Float for 'norm'.
         case twoStage(ResamplerTwoStage<DoubleFFT>)
         case twoStageFloat(ResamplerTwoStage<FFT>)
-        case twoStageDown(ResamplerTwoStageDown)
+        case twoStageDown(ResamplerTwoStageDown<FFT>)
+        case twoStageDownDouble(ResamplerTwoStageDown<DoubleFFT>)
         #if FFmpeg
         case ffmpeg(FFmpegSampleRateConverter)
         #endif
@@ -135,6 +139,7 @@ public final class Resampler {
         case .twoStage(let e): UnsafeRawPointer(e.second.table)
         case .twoStageFloat(let e): UnsafeRawPointer(e.second.table)
         case .twoStageDown(let e): UnsafeRawPointer(e.first.table)
+        case .twoStageDownDouble(let e): UnsafeRawPointer(e.first.table)
         #if FFmpeg
         case .ffmpeg: nil
         #endif
@@ -153,18 +158,21 @@ public final class Resampler {
         case .twoStage(let e): e.taps
         case .twoStageFloat(let e): e.taps
         case .twoStageDown(let e): e.taps
+        case .twoStageDownDouble(let e): e.taps
         #if FFmpeg
         case .ffmpeg: 0
         #endif
         }
     }
 
-    /// Whether a channel's rounding depends on the channel beside it: 'norm''s two stages
-    /// transform channels in pairs in Float. Everywhere else a channel comes out bit for bit
-    /// the same alone as beside others.
+    /// Whether a channel's rounding depends on the channel beside it: the two-stage engines
+    /// transform channels in pairs (by under 2^-20 in Float, 'norm'; in Double, 'bats', far
+    /// under Float's last bit, so that its Float output differs only where a value lies that
+    /// close to a rounding boundary). Elsewhere a channel comes out bit for bit the same alone
+    /// as beside others.
     var roundsChannelsInPairs: Bool {
         switch engine {
-        case .twoStageFloat, .twoStageDown: true
+        case .twoStage, .twoStageFloat, .twoStageDown, .twoStageDownDouble: true
         default: false
         }
     }
@@ -178,6 +186,7 @@ public final class Resampler {
         case .twoStage: true
         case .twoStageFloat: true
         case .twoStageDown: true
+        case .twoStageDownDouble: true
         #if FFmpeg
         case .ffmpeg: false
         #endif
@@ -280,15 +289,21 @@ public final class Resampler {
             throw AudioError(.unsupportedDataFormat, "the filter for \(inputRate) → \(outputRate) Hz would need \(tableSize) taps")
         }
         if exact && !forceFloat && !forceDouble {
-            if complexity == .mastering, let e = ResamplerTwoStage<DoubleFFT>(channels: channels, l: l, m: m, spec: spec, secondMargin: 0) {
+            if complexity == .mastering, let e = ResamplerTwoStage<DoubleFFT>(channels: channels, l: l, m: m, spec: spec, secondMargin: 10) {
                 engine = .twoStage(e)
+                return
+            }
+            if complexity == .mastering,
+               let e = ResamplerTwoStageDown<DoubleFFT>(channels: channels, l: l, m: m, spec: spec, firstMargin: 10)
+            {
+                engine = .twoStageDownDouble(e)
                 return
             }
             if complexity == .normal, let e = ResamplerTwoStage<FFT>(channels: channels, l: l, m: m, spec: spec, secondMargin: 0) {
                 engine = .twoStageFloat(e)
                 return
             }
-            if complexity == .normal, let e = ResamplerTwoStageDown(channels: channels, l: l, m: m, spec: spec) {
+            if complexity == .normal, let e = ResamplerTwoStageDown<FFT>(channels: channels, l: l, m: m, spec: spec, firstMargin: 0) {
                 engine = .twoStageDown(e)
                 return
             }
@@ -333,6 +348,7 @@ public final class Resampler {
         case .twoStage(let e): return e.maximumOutputFrames(forInputFrames: n)
         case .twoStageFloat(let e): return e.maximumOutputFrames(forInputFrames: n)
         case .twoStageDown(let e): return e.maximumOutputFrames(forInputFrames: n)
+        case .twoStageDownDouble(let e): return e.maximumOutputFrames(forInputFrames: n)
         #if FFmpeg
         case .ffmpeg(let e): return e.maximumOutputFrames(forInputFrames: n)
         #endif
@@ -348,6 +364,7 @@ public final class Resampler {
         case .twoStage(let e): e.totalOutputFrames() - e.outputFrames
         case .twoStageFloat(let e): e.totalOutputFrames() - e.outputFrames
         case .twoStageDown(let e): e.totalOutputFrames() - e.outputFrames
+        case .twoStageDownDouble(let e): e.totalOutputFrames() - e.outputFrames
         #if FFmpeg
         case .ffmpeg(let e): e.maximumOutputFrames(forInputFrames: 0)
         #endif
@@ -415,6 +432,7 @@ public final class Resampler {
         case .twoStage(let e): return e.process(inputs, frames: frameCount, outputs)
         case .twoStageFloat(let e): return e.process(inputs, frames: frameCount, outputs)
         case .twoStageDown(let e): return e.process(inputs, frames: frameCount, outputs)
+        case .twoStageDownDouble(let e): return e.process(inputs, frames: frameCount, outputs)
         #if FFmpeg
         case .ffmpeg(let e):
             // The room was checked against maximumOutputFrames, which asks swresample; it
@@ -446,6 +464,7 @@ public final class Resampler {
             case .twoStage(let e): e.flush(outputPointers, remaining: remaining)
             case .twoStageFloat(let e): e.flush(outputPointers, remaining: remaining)
             case .twoStageDown(let e): e.flush(outputPointers, remaining: remaining)
+            case .twoStageDownDouble(let e): e.flush(outputPointers, remaining: remaining)
             #if FFmpeg
             case .ffmpeg(let e):
                 // swresample says how much it holds only as a bound; it gives what it has.
@@ -474,6 +493,7 @@ public final class Resampler {
         case .twoStage(let e): e.reset(origin: origin)
         case .twoStageFloat(let e): e.reset(origin: origin)
         case .twoStageDown(let e): e.reset(origin: origin)
+        case .twoStageDownDouble(let e): e.reset(origin: origin)
         #if FFmpeg
         case .ffmpeg(let e): e.reset()
         #endif

@@ -176,6 +176,11 @@ cases.append(Case(name: "resample 48→44.1 kHz 'norm', \(seconds / 60) min",
                   reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", wav48, "-af", "aresample=44100:resampler=soxr:precision=28",
                               "-f", "s16le", "/dev/null"],
                   referenceName: "ffmpeg soxr precision 28"))
+cases.append(Case(name: "resample 48→44.1 kHz 'bats', \(seconds / 60) min",
+                  ours: [tonearm, "convert", wav48, "/dev/null", "-f", "WAVE", "-d", "LEI16@44100", "--src-complexity", "bats"],
+                  reference: [ffmpeg, "-v", "error", "-y", "-threads", "1", "-i", wav48, "-af", "aresample=44100:resampler=soxr:precision=28",
+                              "-f", "s16le", "/dev/null"],
+                  referenceName: "ffmpeg soxr precision 28"))
 // MP3 decoding to Float32, one thread each, every side writing to /dev/null (ours a Float32
 // WAV, the others raw f32le), so the figure is the decoder's and not the disk's: writing 1.3 GB
 // of samples to a file costs more than decoding them. mpg123 with --float decodes in floating

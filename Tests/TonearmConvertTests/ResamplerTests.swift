@@ -246,6 +246,8 @@ final class ResamplerTests: XCTestCase {
         // Down, 48 → 44.1 kHz: 'norm' High in two stages −129.3 dB (one stage gave −140.2 dB at
         // twice the instructions).
         XCTAssertLessThanOrEqual(try thdPlusNoise(.normal, quality: 0x60, from: 48000, to: 44100), -129.1)
+        // 'bats' High down in two stages in Double: −150.2 dB (one stage in Float: −139.5).
+        XCTAssertLessThanOrEqual(try thdPlusNoise(.mastering, quality: 0x60, from: 48000, to: 44100), -149.9)
     }
 
     // MARK: Time alignment and lengths
@@ -307,8 +309,8 @@ final class ResamplerTests: XCTestCase {
 
     /// Any chunking, one frame at a time or random sizes, gives bit-identical output, and a
     /// channel comes out the same alone as beside others: bit for bit, except through the
-    /// Float FFT of 'norm''s two stages, which transforms channels in pairs (there the partner
-    /// moves a channel's rounding, by under 2^-20).
+    /// two-stage designs' FFTs, which transform channels in pairs (there the partner moves a
+    /// channel's rounding, by under 2^-20).
     func testChunkInvariance() throws {
         var rng = SeededGenerator(seed: 42)
         let configs: [(Double, Double, SampleRateConverterComplexity, Int)] = [
@@ -318,11 +320,11 @@ final class ResamplerTests: XCTestCase {
             // Two stages ('bats' up by less than 2, 'norm' up or down by less than 2): over several
             // FFT blocks.
             (44100, 48000, .mastering, 0x60), (32000, 44100, .mastering, 0x20), (32000, 44100, .normal, 0x7F),
-            (48000, 44100, .normal, 0x60), (48000, 32000, .normal, 0x20),
+            (48000, 44100, .normal, 0x60), (48000, 32000, .normal, 0x20), (48000, 44100, .mastering, 0x60),
         ]
         for (inRate, outRate, complexity, quality) in configs {
             let within2 = outRate < 2 * inRate && 2 * outRate > inRate && inRate != outRate
-            let n = within2 && (complexity == .normal || (complexity == .mastering && inRate < outRate)) ? 9000 : 2000
+            let n = within2 && complexity != .linear ? 9000 : 2000
             // Three channels: a pair that shares the taps' loads, and one alone.
             let x = (0..<3).map { c in (0..<n).map { _ in Float.random(in: -1...1, using: &rng) / Float(c + 1) } }
             let whole = try resample(try Resampler(inputRate: inRate, outputRate: outRate, channels: 3, complexity: complexity, quality: quality), x)
@@ -332,8 +334,9 @@ final class ResamplerTests: XCTestCase {
                 if alone.roundsChannelsInPairs {
                     XCTAssertEqual(mono[0].count, whole[c].count)
                     let worst = zip(mono[0], whole[c]).map { abs($0 - $1) }.max() ?? 0
-                    // Channel 2 has no partner in either run.
-                    if c == 0 { XCTAssertGreaterThan(worst, 0, "channel 0 alone: the pairing should show") }
+                    // Channel 2 has no partner in either run; Double's rounding ('bats') rarely
+                    // reaches the Float output.
+                    if c == 0 && complexity == .normal { XCTAssertGreaterThan(worst, 0, "channel 0 alone: the pairing should show") }
                     XCTAssertLessThan(worst, 1.0 / 1_048_576, "channel \(c) alone")
                 } else {
                     XCTAssertEqual(mono[0].map(\.bitPattern), whole[c].map(\.bitPattern), "channel \(c) alone")
