@@ -8,9 +8,10 @@ import TonearmCore
 ///    under the output's Nyquist must go: the images of the input from 1.5 × the output rate
 ///    up (those below fold no lower than the output's Nyquist, where stage 2 rejects). So
 ///    this filter is flat to the passband edge and rejects from 1.5 × the output rate: 12
-///    taps at 'norm' High, 16 at 'bats' (which adds 10 dB to it). Its cutoff lies above the input's Nyquist, so its phases are not scaled to a
-///    DC gain of 1 each (their sums swing with the image at the input rate, which stage 2
-///    removes); the whole chain's gain is the filter's, 1 within its ripple.
+///    taps at 'norm' High, 16 at 'bats' (which adds 10 dB to it). Its cutoff lies above the
+///    input's Nyquist, so its phases are not scaled to a DC gain of 1 each (their sums swing
+///    with the image at the input rate, which stage 2 removes); the whole chain's gain is the
+///    filter's, 1 within its ripple.
 /// 2. **÷ 2 by FFT.** The single-stage design's steep filter, at twice the output rate: flat
 ///    to the passband edge of the output's Nyquist, rejecting from that Nyquist. Output n is
 ///    Σ c[i]·z[2n − half + 1 + i] over the doubled stream z; split by parity, with w[k] =
@@ -50,10 +51,9 @@ final class ResamplerTwoStageDown<F: ResamplerFFT> {
     private var filledZ = 0
     /// Values of z before z[0] in the first block: the correlation's reach into the past.
     private let leadZ: Int
-    /// Transform buffers: each channel's forward one (two at a time), and the pair's inverse.
-    private let xr: UnsafeMutablePointer<S>, xi: UnsafeMutablePointer<S>
-    private let yr: UnsafeMutablePointer<S>, yi: UnsafeMutablePointer<S>
+    /// Transform buffers: the first channel of a pair's (then the pair's inverse), the second's.
     private let vr: UnsafeMutablePointer<S>, vi: UnsafeMutablePointer<S>
+    private let yr: UnsafeMutablePointer<S>, yi: UnsafeMutablePointer<S>
     /// Silence for the flush, one chunk per channel.
     private let silence: UnsafeMutablePointer<Float>
     private let silencePointers: UnsafeMutablePointer<UnsafePointer<Float>>
@@ -63,8 +63,6 @@ final class ResamplerTwoStageDown<F: ResamplerFFT> {
     private var dropOutputs = 0
     /// Input frames taken since the stream began, and outputs given.
     private(set) var inputFrames = 0, outputFrames = 0
-    /// Values of z stage 1 gave since the stream began.
-    private var doubledFrames = 0
 
     /// nil when the ratio is not between ½ and 1 (exclusive) or stage 1 would need more than
     /// ``Resampler/maximumExactPhases`` phases. `firstMargin` dB are added to stage 1's
@@ -120,13 +118,11 @@ final class ResamplerTwoStageDown<F: ResamplerFFT> {
         blockRe = .allocate(capacity: 2 * size * channels)
         blockRe.initialize(repeating: 0, count: 2 * size * channels)
         blockIm = blockRe + size * channels
-        xr = .allocate(capacity: 6 * size)
-        xr.initialize(repeating: 0, count: 6 * size)
-        xi = xr + size
-        yr = xr + 2 * size
-        yi = xr + 3 * size
-        vr = xr + 4 * size
-        vi = xr + 5 * size
+        vr = .allocate(capacity: 4 * size)
+        vr.initialize(repeating: 0, count: 4 * size)
+        vi = vr + size
+        yr = vr + 2 * size
+        yi = vr + 3 * size
         silence = .allocate(capacity: chunk)
         silence.initialize(repeating: 0, count: chunk)
         silencePointers = .allocate(capacity: channels)
@@ -142,7 +138,7 @@ final class ResamplerTwoStageDown<F: ResamplerFFT> {
         scratch.deallocate()
         scratchPointers.deallocate()
         blockRe.deallocate()
-        xr.deallocate()
+        vr.deallocate()
         silence.deallocate()
         silencePointers.deallocate()
         chunkPointers.deallocate()
@@ -164,7 +160,6 @@ final class ResamplerTwoStageDown<F: ResamplerFFT> {
         dropOutputs = skip
         inputFrames = 0
         outputFrames = 0
-        doubledFrames = 0
         first.reset()
     }
 
