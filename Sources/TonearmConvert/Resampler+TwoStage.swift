@@ -12,6 +12,44 @@ protocol ResamplerFFT: AnyObject {
 extension FFT: ResamplerFFT {}
 extension DoubleFFT: ResamplerFFT {}
 
+/// What the two-stage designs share.
+enum TwoStageSupport {
+    /// The FFT size for an overlap-save filter of `taps` taps: work per output goes as
+    /// size·log₂(size) / (size − taps), near its least at eight times the taps (4096 points for
+    /// 'bats' High's 424).
+    static func fftSize(taps: Int) -> Int {
+        var size = 1024
+        while size < 8 * taps { size *= 2 }
+        return size
+    }
+
+    /// The transform of a complex filter (`re`, `im`, one value per point) computed in Double,
+    /// then stored as `S`: the spectrum a block's transform is multiplied by.
+    static func spectrum<S: ResamplerSample>(_ re: [Double], _ im: [Double]) -> (UnsafeMutablePointer<S>, UnsafeMutablePointer<S>) {
+        var re = re, im = im
+        let size = re.count
+        re.withUnsafeMutableBufferPointer { r in
+            im.withUnsafeMutableBufferPointer { i in DoubleFFT(size: size).forward(r.baseAddress!, i.baseAddress!) }
+        }
+        let sr = UnsafeMutablePointer<S>.allocate(capacity: size), si = UnsafeMutablePointer<S>.allocate(capacity: size)
+        for k in 0..<size {
+            sr[k] = S(re[k])
+            si[k] = S(im[k])
+        }
+        return (sr, si)
+    }
+
+    @inline(__always)
+    static func load<S: SIMDScalar>(_ p: UnsafeMutablePointer<S>) -> SIMD4<S> {
+        UnsafeRawPointer(p).loadUnaligned(as: SIMD4<S>.self)
+    }
+
+    @inline(__always)
+    static func store<S: SIMDScalar>(_ v: SIMD4<S>, _ p: UnsafeMutablePointer<S>) {
+        UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<S>.self)
+    }
+}
+
 /// Upsampling by a ratio between 1 and 2 (44.1 → 48 kHz, 32 → 44.1 kHz…) in two stages, in
 /// the sample type of `F`: Double for 'bats', Float for 'norm'.
 ///
@@ -92,11 +130,7 @@ final class ResamplerTwoStage<F: ResamplerFFT>{
         self.m = m
         taps = steep.taps
         lead = steep.half - 1
-        // Work per input frame goes as size·log₂(size) / (size − taps): eight times the taps
-        // is near the least (4096 points for 'bats' High's 424 taps).
-        var size = 1024
-        while size < 8 * taps { size *= 2 }
-        self.size = size
+        size = TwoStageSupport.fftSize(taps: taps)
         hop = size - taps + 1
         fft = F(size: size)
         var gr = [Double](repeating: 0, count: size), gi = gr
@@ -106,15 +140,7 @@ final class ResamplerTwoStage<F: ResamplerFFT>{
             gr[j] = even[taps - 1 - j] * scale
             gi[j] = odd[taps - 1 - j] * scale
         }
-        gr.withUnsafeMutableBufferPointer { r in
-            gi.withUnsafeMutableBufferPointer { i in DoubleFFT(size: size).forward(r.baseAddress!, i.baseAddress!) }
-        }
-        spectrumRe = .allocate(capacity: size)
-        spectrumIm = .allocate(capacity: size)
-        for k in 0..<size {
-            spectrumRe[k] = S(gr[k])
-            spectrumIm[k] = S(gi[k])
-        }
+        (spectrumRe, spectrumIm) = TwoStageSupport.spectrum(gr, gi)
         block = .allocate(capacity: size * channels)
         block.initialize(repeating: 0, count: size * channels)
         zr = .allocate(capacity: 6 * size)
@@ -290,15 +316,8 @@ final class ResamplerTwoStage<F: ResamplerFFT>{
         store(x1r * gi + x1i * gr, bi + k)
     }
 
-    @inline(__always)
-    private func load(_ p: UnsafeMutablePointer<S>) -> SIMD4<S> {
-        UnsafeRawPointer(p).loadUnaligned(as: SIMD4<S>.self)
-    }
-
-    @inline(__always)
-    private func store(_ v: SIMD4<S>, _ p: UnsafeMutablePointer<S>) {
-        UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<S>.self)
-    }
+    @inline(__always) private func load(_ p: UnsafeMutablePointer<S>) -> SIMD4<S> { TwoStageSupport.load(p) }
+    @inline(__always) private func store(_ v: SIMD4<S>, _ p: UnsafeMutablePointer<S>) { TwoStageSupport.store(v, p) }
 
     /// Phase 0 and phase ½, alternately: the doubled stream.
     @inline(__always)

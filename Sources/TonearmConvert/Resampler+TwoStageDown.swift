@@ -86,9 +86,7 @@ final class ResamplerTwoStageDown<F: ResamplerFFT> {
         self.m = m
         taps = steep.taps / 2
         leadZ = steep.half - 1
-        var size = 1024
-        while size < 8 * taps { size *= 2 }
-        self.size = size
+        size = TwoStageSupport.fftSize(taps: taps)
         hop = size - taps + 1
         fft = F(size: size)
         // g[j] = c[2j + 1] − i·c[2j], reversed; c = the steep filter's phase-0 taps.
@@ -99,15 +97,7 @@ final class ResamplerTwoStageDown<F: ResamplerFFT> {
             gr[taps - 1 - j] = c[2 * j + 1] * scale
             gi[taps - 1 - j] = -c[2 * j] * scale
         }
-        gr.withUnsafeMutableBufferPointer { r in
-            gi.withUnsafeMutableBufferPointer { i in DoubleFFT(size: size).forward(r.baseAddress!, i.baseAddress!) }
-        }
-        spectrumRe = .allocate(capacity: size)
-        spectrumIm = .allocate(capacity: size)
-        for k in 0..<size {
-            spectrumRe[k] = S(gr[k])
-            spectrumIm[k] = S(gi[k])
-        }
+        (spectrumRe, spectrumIm) = TwoStageSupport.spectrum(gr, gi)
         first = ResamplerEngine(mode: .exact, channels: channels, l: l1, m: m1, filter: short, finePhases: 0)
         chunk = 1024
         scratchCapacity = first.maximumOutputFrames(forInputFrames: chunk)
@@ -349,13 +339,6 @@ final class ResamplerTwoStageDown<F: ResamplerFFT> {
         }
     }
 
-    @inline(__always)
-    private func load(_ p: UnsafeMutablePointer<S>) -> SIMD4<S> {
-        UnsafeRawPointer(p).loadUnaligned(as: SIMD4<S>.self)
-    }
-
-    @inline(__always)
-    private func store(_ v: SIMD4<S>, _ p: UnsafeMutablePointer<S>) {
-        UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<S>.self)
-    }
+    @inline(__always) private func load(_ p: UnsafeMutablePointer<S>) -> SIMD4<S> { TwoStageSupport.load(p) }
+    @inline(__always) private func store(_ v: SIMD4<S>, _ p: UnsafeMutablePointer<S>) { TwoStageSupport.store(v, p) }
 }
