@@ -91,10 +91,10 @@ final class ExtAudioFileTests: XCTestCase {
         let w = try ExtAudioFile.create(path: path, type: .wave, format: .pcm(sampleRate: 44100, channels: 2, bits: 16))
         try w.write(AudioConverterTests.bytes(AudioConverterTests.signal(frames: frames, channels: 2)), frames: frames)
         try w.close()
-        // 44.1 → 48 kHz runs in two stages at 'norm' and 'bats': a seek places their FFT blocks
-        // as a read from the start does.
-        for (rate, complexity) in [(48000.0, SampleRateConverterComplexity.normal), (48000, .mastering), (16000, .mastering),
-                                   (22050, .linear)] {
+        // 44.1 → 48 and → 32 kHz run in two stages at 'norm' and 'bats': a seek places their FFT
+        // blocks as a read from the start does.
+        for (rate, complexity) in [(48000.0, SampleRateConverterComplexity.normal), (48000, .mastering), (32000, .normal),
+                                   (32000, .mastering), (16000, .mastering), (22050, .linear)] {
             let f = try ExtAudioFile(path: path)
             try f.setSampleRateConverterComplexity(complexity)
             try f.setClientDataFormat(.pcm(sampleRate: rate, channels: 1, bits: 32, isFloat: true))
