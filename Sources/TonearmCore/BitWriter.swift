@@ -89,6 +89,55 @@ public struct BitWriter: Sendable {
         }
     }
 
+    /// Rice codes with parameter `k` (0 to 30) of `count` signed values, each as
+    /// ``writeRiceSigned(_:parameter:)`` writes it. Whole words gather in a local buffer that
+    /// is appended in pieces, so that a value costs a few shifts and no array bookkeeping.
+    public mutating func writeRiceSignedBlock(_ values: UnsafePointer<Int32>, count: Int, parameter k: Int) {
+        guard count > 0 else { return }
+        var acc = accumulator, fill = pending
+        let kk = UInt64(k), low = (UInt64(1) << kk) &- 1
+        let capacity = 1024
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
+            let out = UnsafeMutableRawPointer(buffer.baseAddress!)
+            var used = 0
+            @inline(__always) func flush() {
+                bytes.append(contentsOf: UnsafeBufferPointer(start: buffer.baseAddress!, count: used))
+                used = 0
+            }
+            // `v` has at most `len` ≤ 32 bits; fill < 32 before, so nothing leaves the accumulator.
+            @inline(__always) func put(_ v: UInt64, _ len: Int) {
+                acc = acc &<< UInt64(len) | v
+                fill &+= len
+                if fill >= 32 {
+                    fill &-= 32
+                    out.storeBytes(of: UInt32(truncatingIfNeeded: acc &>> UInt64(fill)).bigEndian, toByteOffset: used, as: UInt32.self)
+                    used &+= 4
+                    if used == capacity { flush() }
+                }
+            }
+            for i in 0..<count {
+                let v = values[i]
+                let u = UInt32(bitPattern: (v &<< 1) ^ (v &>> 31))
+                let q = Int(u >> UInt32(k))
+                let len = q &+ 1 &+ k
+                if len <= 32 {
+                    put(UInt64(1) &<< kk | (UInt64(u) & low), len)
+                } else {
+                    var z = q
+                    while z >= 32 {
+                        put(0, 32)
+                        z -= 32
+                    }
+                    put(1, z + 1)
+                    if k > 0 { put(UInt64(u) & low, k) }
+                }
+            }
+            if used > 0 { flush() }
+        }
+        accumulator = acc
+        pending = fill
+    }
+
     /// Pads with zero bits to a byte boundary and moves whole pending bytes to ``bytes``.
     public mutating func alignToByte() {
         let pad = (8 - pending & 7) & 7

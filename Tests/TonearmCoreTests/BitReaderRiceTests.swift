@@ -43,6 +43,36 @@ final class BitReaderRiceTests: XCTestCase {
         }
     }
 
+    /// The block Rice writer codes exactly as one writeRiceSigned per value: every parameter
+    /// FLAC uses, codes longer than 32 bits (small parameters, big values), runs long enough to
+    /// fill its word buffer several times, and a start off the byte boundary.
+    func testRiceBlockWriterMatchesSingleWrites() {
+        var state: UInt32 = 12345
+        func next() -> UInt32 {
+            state = state &* 1_664_525 &+ 1_013_904_223
+            return state
+        }
+        for k in [0, 1, 2, 5, 12, 14, 15, 20, 30] {
+            let values: [Int32] = (0..<3000).map { i in
+                // Quotients around 70 (codes past 32 bits), at k = 30 the extremes; else below 16.
+                let far = Int32(min(Int64(Int32.max), Int64(35 + i % 7) << Int64(k)))
+                switch i % 97 {
+                case 0: return far
+                case 1: return -far
+                default: return Int32(bitPattern: next()) >> Int32(31 - min(31, k + 3))
+                }
+            }
+            var single = BitWriter(), block = BitWriter()
+            single.write(5, bits: 3)
+            block.write(5, bits: 3)
+            for v in values { single.writeRiceSigned(v, parameter: k) }
+            values.withUnsafeBufferPointer { block.writeRiceSignedBlock($0.baseAddress!, count: 1000, parameter: k) }
+            values.withUnsafeBufferPointer { block.writeRiceSignedBlock($0.baseAddress! + 1000, count: 2000, parameter: k) }
+            XCTAssertEqual(block.bitCount, single.bitCount, "k = \(k)")
+            XCTAssertEqual(block.takeBytes(), single.takeBytes(), "k = \(k)")
+        }
+    }
+
     func testUnaryAndWideReads() {
         var w = Writer()
         w.put(0, 100)

@@ -633,19 +633,41 @@ final class FLACSubframeEncoder {
                 let low = max(0, min(k0 - 1, maxParameter - 2))
                 var q0: UInt64 = 0, q1: UInt64 = 0, q2: UInt64 = 0
                 let k = UInt32(low)
-                for i in start..<end {
+                var i = start
+                // Four at a time in 32-bit lanes when they cannot overflow: every u >> low is
+                // below 2^(width − low), and there are fewer than 2^(bit length of count) of them.
+                let width = p.escapeWidths[part]
+                if width >= 0 && width - low + (Int.bitWidth - count.leadingZeroBitCount) <= 32 {
+                    let raw = UnsafeRawPointer(rp.baseAddress!)
+                    let kv = SIMD4<UInt32>(repeating: k)
+                    var v0 = SIMD4<UInt32>(), v1 = SIMD4<UInt32>(), v2 = SIMD4<UInt32>()
+                    while i &+ 4 <= end {
+                        let v = raw.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<Int32>.self)
+                        let u = SIMD4<UInt32>(truncatingIfNeeded: (v &<< 1) ^ (v &>> 31)) &>> kv
+                        v0 &+= u
+                        v1 &+= u &>> 1
+                        v2 &+= u &>> 2
+                        i &+= 4
+                    }
+                    for lane in 0..<4 {
+                        q0 &+= UInt64(v0[lane])
+                        q1 &+= UInt64(v1[lane])
+                        q2 &+= UInt64(v2[lane])
+                    }
+                }
+                while i < end {
                     let v = rp[i]
                     let u = UInt32(bitPattern: (v &<< 1) ^ (v &>> 31)) >> k
                     q0 &+= UInt64(u)
                     q1 &+= UInt64(u >> 1)
                     q2 &+= UInt64(u >> 2)
+                    i += 1
                 }
                 var bestK = k0, bestCost = Int.max
-                for (j, q) in [q0, q1, q2].enumerated() {
+                for (j, q) in [(0, q0), (1, q1), (2, q2)] {
                     let cost = Int(q) + count * (low + j + 1)
                     if cost < bestCost { bestCost = cost; bestK = low + j }
                 }
-                let width = p.escapeWidths[part]
                 if width >= 0 && 5 + count * width < bestCost {
                     bestK = -(width + 1)
                     bestCost = 5 + count * width
@@ -710,7 +732,7 @@ final class FLACSubframeEncoder {
                     if width > 0 { for i in start..<end { w.writeSigned(Int64(rp[i]), bits: width) } }
                 } else {
                     w.write(UInt32(k), bits: parameterBits)
-                    for i in start..<end { w.writeRiceSigned(rp[i], parameter: k) }
+                    w.writeRiceSignedBlock(rp.baseAddress! + start, count: end - start, parameter: k)
                 }
             }
         }
