@@ -167,10 +167,11 @@ public final class FLACEncoder: AudioEncoder {
                 input.withUnsafeMutableSamples(Int32.self) { p in
                     block.withUnsafeMutableBufferPointer { b in
                         for c in 0..<channels {
-                            var src = input.channelStart(c) + taken * stride
-                            let dst = c * bs + pending
+                            // The shift is 0 to 28, so the masking shift is exact.
+                            var src = p.baseAddress! + input.channelStart(c) + taken * stride
+                            let dst = b.baseAddress! + c * bs + pending
                             for i in 0..<take {
-                                b[dst + i] = Int64(p[src] >> shift)
+                                dst[i] = Int64(src.pointee &>> shift)
                                 src += stride
                             }
                         }
