@@ -562,11 +562,12 @@ final class FLACSubframeEncoder {
         var bestBits = Int.max
         var best = FLACRicePlan()
         var po = top
+        // One pair of working arrays for every order; the best order's part is copied out.
+        var parameters = [Int](repeating: 0, count: 1 << top)
+        var widths = [Int](repeating: 0, count: 1 << top)
         while true {
             let parts = 1 << po, size = n >> po
             var total = 6
-            var parameters = [Int](repeating: 0, count: parts)
-            var widths = [Int](repeating: 0, count: parts)
             var rice2 = false
             for part in 0..<parts {
                 let count = size - (part == 0 ? order : 0)
@@ -584,7 +585,8 @@ final class FLACSubframeEncoder {
             total += parts * (rice2 ? 5 : 4)
             if total < bestBits {
                 bestBits = total
-                best = FLACRicePlan(partitionOrder: po, rice2: rice2, parameters: parameters, escapeWidths: widths)
+                best = FLACRicePlan(partitionOrder: po, rice2: rice2, parameters: Array(parameters[0..<parts]),
+                                    escapeWidths: Array(widths[0..<parts]))
             }
             if po == 0 { break }
             // Pairs of partitions make the next order's.
