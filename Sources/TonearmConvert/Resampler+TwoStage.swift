@@ -77,7 +77,7 @@ enum TwoStageSupport {
 /// Double there (the THD+N floor is then the Float input and output's); 'norm' promises at
 /// most 120 dB, far above Float's rounding. The filter's spectrum is computed in Double either
 /// way.
-final class ResamplerTwoStage<F: ResamplerFFT>{
+final class ResamplerTwoStage<F: ResamplerFFT> {
     typealias S = F.Sample
     let channels: Int
     /// Output rate / input rate, reduced.
