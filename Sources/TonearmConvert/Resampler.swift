@@ -149,7 +149,9 @@ public final class Resampler {
     private let inputPointers: UnsafeMutablePointer<UnsafePointer<Float>>
     private let outputPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
 
-    /// Taps per output frame (0 for a copy, 2 for 'line').
+    /// Taps per output frame (0 for a copy, 2 for 'line'); for the two-stage designs, those of
+    /// the FFT stage's steep filter per phase (up) or per parity (down), the short stage's
+    /// aside.
     public var filterLength: Int {
         switch engine {
         case .copy: 0
