@@ -5,30 +5,38 @@ import TonearmCore
 /// samples out, per time slot, for one channel.
 ///
 /// The matrixing is a 32-point DCT-II (Lee's factorisation unrolled, 80 multiplies
-/// instead of 2048: ``dct32(_:_:)``) of four time slots at once in SIMD4 lanes, whose 32
+/// instead of 2048: ``dct32()``) of four time slots at once in SIMD4 lanes, whose 32
 /// outputs give the 64 values of a V vector by symmetry; the windowing sums 16 terms per
 /// output sample over the 16 newest V vectors, 4 outputs at a time in SIMD.
 final class MPEGSynthesisFilter {
     /// 32 V vectors of 64 values, a ring; `head` is the newest. The windowing reads the 16
     /// newest; the other 16 leave room for the V vectors of a group's later slots, written
-    /// before its earlier slots are windowed.
+    /// before its earlier slots are windowed. Vectors 32…47 repeat 0…15, so that the 16
+    /// newest always lie in one run and the windowing reads them at fixed offsets.
     private let v: UnsafeMutablePointer<Float>
     private var head = 0
-    /// This filter's copy of ``window``, so the hot loop reads no global.
+    /// This filter's copy of ``window``, so the hot loop reads no global, with the V
+    /// vector's signs folded in: D[32r + j] negated where the windowing reads V[17…63]
+    /// (odd r, and even r from j = 17), which the ring holds without their minus sign.
     private let d: UnsafeMutablePointer<Float>
-    /// The DCT's input and output, 32 vectors each: subband (or C[m]) × four slots.
-    private let lanes: UnsafeMutablePointer<SIMD4<Float>>
+    /// The DCT's input and output, 32 vectors each: subband (or C[m]) × four slots; then
+    /// 64 of the DCT's scratch space.
+    let lanes: UnsafeMutablePointer<SIMD4<Float>>
+    /// ``leeFactors``, each in all four lanes.
+    let factors: UnsafeMutablePointer<SIMD4<Float>>
     /// 32 zeros, the input of a group's missing slots.
     private let zeros: UnsafePointer<Float>
 
     init() {
         // 16-byte aligned, so that the windowing's loads can be aligned ones.
-        v = UnsafeMutableRawPointer.allocate(byteCount: 32 * 64 * 4, alignment: 16).bindMemory(to: Float.self, capacity: 32 * 64)
-        v.initialize(repeating: 0, count: 32 * 64)
+        v = UnsafeMutableRawPointer.allocate(byteCount: 48 * 64 * 4, alignment: 16).bindMemory(to: Float.self, capacity: 48 * 64)
+        v.initialize(repeating: 0, count: 48 * 64)
         d = UnsafeMutableRawPointer.allocate(byteCount: 512 * 4, alignment: 16).bindMemory(to: Float.self, capacity: 512)
-        d.initialize(from: Self.window, count: 512)
-        lanes = .allocate(capacity: 64)
-        lanes.initialize(repeating: SIMD4<Float>(), count: 64)
+        for i in 0..<512 { (d + i).initialize(to: i & 32 != 0 || i & 31 >= 17 ? -Self.window[i] : Self.window[i]) }
+        lanes = .allocate(capacity: 128)
+        lanes.initialize(repeating: SIMD4<Float>(), count: 128)
+        factors = .allocate(capacity: Self.leeFactors.count)
+        for (i, f) in Self.leeFactors.enumerated() { (factors + i).initialize(to: SIMD4(repeating: f)) }
         let z = UnsafeMutablePointer<Float>.allocate(capacity: 32)
         z.initialize(repeating: 0, count: 32)
         zeros = UnsafePointer(z)
@@ -38,12 +46,13 @@ final class MPEGSynthesisFilter {
         UnsafeMutableRawPointer(v).deallocate()
         UnsafeMutableRawPointer(d).deallocate()
         lanes.deallocate()
+        factors.deallocate()
         zeros.deallocate()
     }
 
     /// Forgets the history: the next output is as at the start of a stream.
     func reset() {
-        v.update(repeating: 0, count: 32 * 64)
+        v.update(repeating: 0, count: 48 * 64)
         head = 0
     }
 
@@ -56,41 +65,60 @@ final class MPEGSynthesisFilter {
             // Subband k of the group's slots into lanes[k], a missing slot as zeros.
             let p0 = x + t &* 32
             let p1 = n > 1 ? p0 + 32 : zeros, p2 = n > 2 ? p0 + 64 : zeros, p3 = n > 3 ? p0 + 96 : zeros
-            for b in 0..<8 {
-                let c = Self.transpose(Self.load(p0 + b &* 4), Self.load(p1 + b &* 4),
-                                       Self.load(p2 + b &* 4), Self.load(p3 + b &* 4))
-                lanes[b &* 4] = c.0; lanes[b &* 4 &+ 1] = c.1; lanes[b &* 4 &+ 2] = c.2; lanes[b &* 4 &+ 3] = c.3
-            }
-            Self.dct32(lanes, lanes + 32)
-            // The four slots' V vectors, newest last; a missing slot's (silence) lands where
-            // the next slot's goes before anything reads it.
-            let h0 = (head &- 1) & 31, h1 = (head &- 2) & 31, h2 = (head &- 3) & 31, h3 = (head &- 4) & 31
-            for b in 0..<8 {
-                let c = Self.transpose(lanes[32 &+ b &* 4], lanes[33 &+ b &* 4], lanes[34 &+ b &* 4], lanes[35 &+ b &* 4])
-                spread(c.0, block: b, into: v + h0 &* 64)
-                spread(c.1, block: b, into: v + h1 &* 64)
-                spread(c.2, block: b, into: v + h2 &* 64)
-                spread(c.3, block: b, into: v + h3 &* 64)
-            }
+            gather(p0, p1, p2, p3)
+            dct32()
+            scatter()
             head = (head &- n) & 31
             for j in 0..<n { window((head &+ n &- 1 &- j) & 31, into: out + (t &+ j) &* 32) }
             t &+= n
         }
     }
 
+    /// Subband k of four slots (`p0`…`p3`) into `lanes[k]`. Not inlined, nor is
+    /// ``scatter()``: inlined, the compiler carries the transposes' shuffles into the DCT's
+    /// arithmetic and spends more on them than the transposes cost.
+    @inline(never)
+    private func gather(_ p0: UnsafePointer<Float>, _ p1: UnsafePointer<Float>,
+                        _ p2: UnsafePointer<Float>, _ p3: UnsafePointer<Float>) {
+        for b in 0..<8 {
+            let c = Self.transpose(Self.load(p0 + b &* 4), Self.load(p1 + b &* 4),
+                                   Self.load(p2 + b &* 4), Self.load(p3 + b &* 4))
+            lanes[b &* 4] = c.0; lanes[b &* 4 &+ 1] = c.1; lanes[b &* 4 &+ 2] = c.2; lanes[b &* 4 &+ 3] = c.3
+        }
+    }
+
+    /// The DCT's outputs (`lanes[32…63]`) into the V vectors of the four slots before
+    /// `head`, newest last; a missing slot's (silence) lands where the next slot's goes
+    /// before anything reads it.
+    @inline(never)
+    private func scatter() {
+        let h0 = (head &- 1) & 31, h1 = (head &- 2) & 31, h2 = (head &- 3) & 31, h3 = (head &- 4) & 31
+        for b in 0..<8 {
+            let c = Self.transpose(lanes[32 &+ b &* 4], lanes[33 &+ b &* 4], lanes[34 &+ b &* 4], lanes[35 &+ b &* 4])
+            spread(c.0, block: b, into: v + h0 &* 64)
+            spread(c.1, block: b, into: v + h1 &* 64)
+            spread(c.2, block: b, into: v + h2 &* 64)
+            spread(c.3, block: b, into: v + h3 &* 64)
+        }
+        mirror(h0); mirror(h1); mirror(h2); mirror(h3)
+    }
+
+    /// Repeats V vector `h` at `h` + 32 if the windowing may read it there.
+    @inline(__always)
+    private func mirror(_ h: Int) {
+        guard h < 16 else { return }
+        let from = v + h &* 64, to = v + (h &+ 32) &* 64
+        for i in stride(from: 0, to: 64, by: 4) { Self.store(Self.load(from + i), to + i) }
+    }
+
     /// Writes C[4b…4b+3] of one slot into its V vector by the symmetries
-    /// V[0…15] = C[16…31], V[16] = 0, V[17…48] = −C[31…0], V[48…63] = −C[0…15].
+    /// V[0…15] = C[16…31], V[16] = 0, V[17…48] = −C[31…0], V[48…63] = −C[0…15], but
+    /// without the minus signs, which the window ``d`` carries (a product's sign is exact,
+    /// so the sums are the same to the bit). V[16] is never written: always 0.
     @inline(__always)
     private func spread(_ c: SIMD4<Float>, block b: Int, into p: UnsafeMutablePointer<Float>) {
-        // Negation as a product by −1: exact, and −0 from +0 as a scalar negation gives.
-        let reversed = SIMD4<Float>(c[3], c[2], c[1], c[0]) * -1
-        Self.store(reversed, p + (45 &- b &* 4))
-        if b < 4 {
-            Self.store(c * -1, p + (48 &+ b &* 4))
-        } else {
-            Self.store(c, p + (b &* 4 &- 16))
-        }
-        if b == 7 { p[16] = 0 }
+        Self.store(SIMD4<Float>(c[3], c[2], c[1], c[0]), p + (45 &- b &* 4))
+        Self.store(c, p + (b < 4 ? 48 &+ b &* 4 : b &* 4 &- 16))
     }
 
     /// out[j] = Σr V(age r)[32(r mod 2) + j] · D[32r + j], r = 0…15: the standard's U
@@ -99,17 +127,21 @@ final class MPEGSynthesisFilter {
     private func window(_ h: Int, into out: UnsafeMutablePointer<Float>) {
         var a0 = SIMD4<Float>(), a1 = SIMD4<Float>(), a2 = SIMD4<Float>(), a3 = SIMD4<Float>()
         var a4 = SIMD4<Float>(), a5 = SIMD4<Float>(), a6 = SIMD4<Float>(), a7 = SIMD4<Float>()
-        for r in 0..<16 {
-            let vIndex: Int = ((h &+ r) & 31) &* 64 &+ (r & 1) &* 32
-            let row = UnsafeRawPointer(v + vIndex), w = UnsafeRawPointer(d + r &* 32)
+        let base = UnsafeRawPointer(v + h &* 64), w = UnsafeRawPointer(d)
+        // Row r at byte (64r + 32(r mod 2)) × 4 of the run, its window at 128r: offsets the
+        // compiler knows, the sixteen rows written out.
+        @inline(__always) func row(_ r: Int) {
+            let rowOffset = (r &* 64 &+ (r & 1) &* 32) &* 4, windowOffset = r &* 128
             @inline(__always) func term(_ k: Int) -> SIMD4<Float> {
-                let x: SIMD4<Float> = row.load(fromByteOffset: k &* 16, as: SIMD4<Float>.self)
-                let c: SIMD4<Float> = w.load(fromByteOffset: k &* 16, as: SIMD4<Float>.self)
+                let x: SIMD4<Float> = base.load(fromByteOffset: rowOffset &+ k &* 16, as: SIMD4<Float>.self)
+                let c: SIMD4<Float> = w.load(fromByteOffset: windowOffset &+ k &* 16, as: SIMD4<Float>.self)
                 return x * c
             }
             a0 += term(0); a1 += term(1); a2 += term(2); a3 += term(3)
             a4 += term(4); a5 += term(5); a6 += term(6); a7 += term(7)
         }
+        row(0); row(1); row(2); row(3); row(4); row(5); row(6); row(7)
+        row(8); row(9); row(10); row(11); row(12); row(13); row(14); row(15)
         Self.store(a0, out); Self.store(a1, out + 4); Self.store(a2, out + 8); Self.store(a3, out + 12)
         Self.store(a4, out + 16); Self.store(a5, out + 20); Self.store(a6, out + 24); Self.store(a7, out + 28)
     }
