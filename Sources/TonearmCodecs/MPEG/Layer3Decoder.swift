@@ -506,14 +506,18 @@ final class Layer3Decoder {
             let cs = alias, ca = alias + 8
             do {
                 do {
+                    // The eight butterflies across each subband edge, four at a time: lines
+                    // below the edge (read downwards) in reversed vectors.
+                    let cs0 = Self.load(cs), cs1 = Self.load(cs + 4), ca0 = Self.load(ca), ca1 = Self.load(ca + 4)
                     var sb = 1
                     while sb < bands {
                         let edge = x + sb * 18
-                        for i in 0..<8 {
-                            let a = edge[-1 - i], b = edge[i]
-                            edge[-1 - i] = a * cs[i] - b * ca[i]
-                            edge[i] = b * cs[i] + a * ca[i]
-                        }
+                        let a0 = Self.reversed(Self.load(edge - 4)), a1 = Self.reversed(Self.load(edge - 8))
+                        let b0 = Self.load(edge), b1 = Self.load(edge + 4)
+                        Self.store(Self.reversed(a0 * cs0 - b0 * ca0), edge - 4)
+                        Self.store(Self.reversed(a1 * cs1 - b1 * ca1), edge - 8)
+                        Self.store(b0 * cs0 + a0 * ca0, edge)
+                        Self.store(b1 * cs1 + a1 * ca1, edge + 4)
                         sb += 1
                     }
                 }
@@ -562,7 +566,9 @@ final class Layer3Decoder {
     }
 
     /// Frequency inversion: odd subbands' odd time slots change sign (a group starts even).
-    private static let inversion = SIMD4<Float>(1, -1, 1, -1)
+    /// Computed, not stored: a stored static is a lazy global, checked at every use.
+    @inline(__always)
+    private static var inversion: SIMD4<Float> { SIMD4<Float>(1, -1, 1, -1) }
 
     @inline(__always)
     private static func store(_ v: SIMD4<Float>, _ p: UnsafeMutablePointer<Float>) {
@@ -573,6 +579,9 @@ final class Layer3Decoder {
     private static func load(_ p: UnsafePointer<Float>) -> SIMD4<Float> {
         UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
     }
+
+    @inline(__always)
+    private static func reversed(_ v: SIMD4<Float>) -> SIMD4<Float> { SIMD4(v[3], v[2], v[1], v[0]) }
 
     /// The 9-point DCT-III of a[0…8] into t[0…8], four lanes at once:
     /// t[n] = Σq a[q]·cos(π(2n + 1)q/18). Outputs n and 8 − n share their even-q and odd-q
@@ -610,9 +619,18 @@ final class Layer3Decoder {
                            time out: UnsafeMutablePointer<Float>, overlapOut: UnsafeMutablePointer<Float>, stride: Int)
     {
         let y = lanes, even = lanes + 18, odd = lanes + 27, e = lanes + 36, d = lanes + 45
+        // Line k of the four subbands in lanes: 4 × 4 transposes, then lines 16 and 17.
+        // (Ranges, not strides, here and below: a debug build allocates to iterate a stride.)
+        for q in 0..<4 {
+            let k = q * 4
+            let c = MPEGSynthesisFilter.transpose(Self.load(x + k), Self.load(x + 18 + k), Self.load(x + 36 + k), Self.load(x + 54 + k))
+            y[k] = c.0; y[k + 1] = c.1; y[k + 2] = c.2; y[k + 3] = c.3
+        }
+        y[16] = SIMD4<Float>(x[16], x[34], x[52], x[70])
+        y[17] = SIMD4<Float>(x[17], x[35], x[53], x[71])
         var previous = SIMD4<Float>()
         for k in 0..<18 {
-            let v = SIMD4<Float>(x[k], x[18 + k], x[36 + k], x[54 + k])
+            let v = y[k]
             y[k] = v + previous
             previous = v
         }
@@ -628,16 +646,19 @@ final class Layer3Decoder {
             z[17 - n] = a - b
         }
         let w = windows + window * 36
-        for j in 0..<18 {
-            let n = j < 9 ? j + 9 : 26 - j
+        // Output j takes z[j + 9] for j < 9, z[26 − j] up to 26, z[j − 27] after: loops
+        // without a branch, two slots a turn so that the inversion's slot is known.
+        @inline(__always) func first(_ j: Int, _ n: Int) {
             var v = z[n] * w[j] + Self.load(o + j * 32)
             if j & 1 == 1 { v *= Self.inversion }
             Self.store(v, out + j * stride)
         }
-        for j in 18..<36 {
-            let n = j < 27 ? 26 - j : j - 27
-            Self.store(z[n] * w[j], overlapOut + (j - 18) * stride)
-        }
+        for p in 0..<4 { let j = 2 * p; first(j, j + 9); first(j + 1, j + 10) }
+        first(8, 17)
+        for p in 0..<4 { let j = 9 + 2 * p; first(j, 26 - j); first(j + 1, 25 - j) }
+        first(17, 9)
+        for j in 18..<27 { Self.store(z[26 - j] * w[j], overlapOut + (j - 18) * stride) }
+        for j in 27..<36 { Self.store(z[j - 27] * w[j], overlapOut + (j - 18) * stride) }
     }
 
     /// The three short IMDCTs of four subbands (6-point DCT-IVs, ``Layer3Tables/imdctShortSource(_:)``),

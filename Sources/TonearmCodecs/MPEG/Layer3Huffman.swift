@@ -110,24 +110,18 @@ enum Layer3Huffman {
 
         if !stopped {
             // count1 region (§2.4.3.4): quadruples until part2_3_length is used up.
+            // One lookup a quad: code and sign bits together are at most 10.
             let quads = count1TableB ? lut.count1B : lut.count1A
             while i &+ 4 <= 576 && bits.position < endBit {
                 if bits.count < 16 { bits.refill() }
-                let e = quads[Int(truncatingIfNeeded: bits.cache &>> 58)]
-                var c = bits.cache &<< UInt64(e >> 4)
-                var used = UInt64(e >> 4)
-                let v = signedOne(UInt64(e >> 3 & 1), &c, &used)
-                let w = signedOne(UInt64(e >> 2 & 1), &c, &used)
-                let x = signedOne(UInt64(e >> 1 & 1), &c, &used)
-                let y = signedOne(UInt64(e & 1), &c, &used)
-                bits.cache = c
-                bits.count &-= used
+                let e = quads[Int(truncatingIfNeeded: bits.cache &>> 54)]
+                bits.consume(e & 15)
                 // Encoders commonly overrun by one quad; reference decoders drop it.
                 if bits.position > endBit { break }
-                out[i] = v
-                out[i &+ 1] = w
-                out[i &+ 2] = x
-                out[i &+ 3] = y
+                out[i] = Int32(Int8(truncatingIfNeeded: e &>> 32))
+                out[i &+ 1] = Int32(Int8(truncatingIfNeeded: e &>> 40))
+                out[i &+ 2] = Int32(Int8(truncatingIfNeeded: e &>> 48))
+                out[i &+ 3] = Int32(Int8(truncatingIfNeeded: e &>> 56))
                 i &+= 4
             }
         }
@@ -135,16 +129,6 @@ enum Layer3Huffman {
         return i
     }
 
-    /// A count1 value of magnitude `n` (0 or 1) and, when 1, its sign bit from the top of
-    /// `cache`: ±1 or 0 without branches. A static function rather than a closure over the
-    /// cache, which a debug build would box on the heap.
-    @inline(__always)
-    private static func signedOne(_ n: UInt64, _ cache: inout UInt64, _ used: inout UInt64) -> Int32 {
-        let s = cache &>> 63 & n
-        cache &<<= n
-        used &+= n
-        return Int32(truncatingIfNeeded: n) &- Int32(truncatingIfNeeded: s &<< 1)
-    }
 }
 
 /// An MSB-first 64-bit bit cache over raw bytes. Bits past the end of the data read as zero
@@ -230,9 +214,11 @@ private struct DecodeTables: @unchecked Sendable {
     /// Per table 0...31: first-level entry index (bits 0...19), root bits (20...24),
     /// linbits (25...); 0 for tables that code nothing.
     let info: UnsafePointer<UInt32>
-    /// 64 entries indexed by the next 6 bits: length << 4 | v << 3 | w << 2 | x << 1 | y.
-    let count1A: UnsafePointer<UInt32>
-    let count1B: UnsafePointer<UInt32>
+    /// 1024 entries indexed by the next 10 bits (a quad's code, at most 6 bits, and its
+    /// sign bits, at most 4): code + sign bits length in bits 0...3, the signed values v, w,
+    /// x, y as bytes 4...7.
+    let count1A: UnsafePointer<UInt64>
+    let count1B: UnsafePointer<UInt64>
 
     static let shared = DecodeTables()
     static let link: UInt32 = 0x8000_0000
@@ -258,12 +244,22 @@ private struct DecodeTables: @unchecked Sendable {
             guard let (base, rootBits) = codeBase[number] else { continue }
             info[table] = UInt32(base) | UInt32(rootBits) << 20 | UInt32(Layer3HuffmanTables.linbits[table]) << 25
         }
-        func quadTable(_ words: [UInt32]) -> [UInt32] {
-            var t = [UInt32](repeating: 0, count: 64)
+        func quadTable(_ words: [UInt32]) -> [UInt64] {
+            var t = [UInt64](repeating: 0, count: 1024)
             for (value, word) in words.enumerated() {
                 let length = Int(word >> 20), code = Int(word & 0xFFFFF)
-                let first = code << (6 - length)
-                for k in first..<(first + 1 << (6 - length)) { t[k] = UInt32(length << 4 | value) }
+                let first = code << (10 - length)
+                for k in first..<(first + 1 << (10 - length)) {
+                    // v, w, x, y are value's bits 3...0; each 1 takes the next bit as its sign.
+                    var used = length
+                    var entry: UInt64 = 0
+                    for (lane, bit) in [3, 2, 1, 0].enumerated() where value >> bit & 1 != 0 {
+                        used += 1
+                        let negative = k >> (10 - used) & 1 != 0
+                        entry |= UInt64(UInt8(bitPattern: negative ? -1 : 1)) << (32 + 8 * lane)
+                    }
+                    t[k] = entry | UInt64(used)
+                }
             }
             return t
         }
@@ -273,8 +269,8 @@ private struct DecodeTables: @unchecked Sendable {
         self.count1B = DecodeTables.persist(quadTable(Layer3HuffmanTables.count1B))
     }
 
-    private static func persist(_ a: [UInt32]) -> UnsafePointer<UInt32> {
-        let p = UnsafeMutablePointer<UInt32>.allocate(capacity: a.count)
+    private static func persist<T>(_ a: [T]) -> UnsafePointer<T> {
+        let p = UnsafeMutablePointer<T>.allocate(capacity: a.count)
         p.initialize(from: a, count: a.count)
         return UnsafePointer(p)
     }

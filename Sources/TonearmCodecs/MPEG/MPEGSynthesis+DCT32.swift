@@ -34,7 +34,8 @@ extension MPEGSynthesisFilter {
             s[16 &+ k] = (a - b) * f[k]
         }
         // n = 16, on each half of s, into u.
-        for h in stride(from: 0, to: 32, by: 16) {
+        for half in 0..<2 {
+            let h = half &* 16
             for k in 0..<8 {
                 let a = s[h &+ k], b = s[h &+ 15 &- k]
                 u[h &+ k] = a + b

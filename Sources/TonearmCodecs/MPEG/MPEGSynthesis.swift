@@ -108,7 +108,7 @@ final class MPEGSynthesisFilter {
     private func mirror(_ h: Int) {
         guard h < 16 else { return }
         let from = v + h &* 64, to = v + (h &+ 32) &* 64
-        for i in stride(from: 0, to: 64, by: 4) { Self.store(Self.load(from + i), to + i) }
+        for i in 0..<16 { Self.store(Self.load(from + i &* 4), to + i &* 4) }
     }
 
     /// Writes C[4b…4b+3] of one slot into its V vector by the symmetries
@@ -125,30 +125,41 @@ final class MPEGSynthesisFilter {
     /// vector, read straight from the ring of V vectors, the newest at `h`.
     @inline(__always)
     private func window(_ h: Int, into out: UnsafeMutablePointer<Float>) {
-        var a0 = SIMD4<Float>(), a1 = SIMD4<Float>(), a2 = SIMD4<Float>(), a3 = SIMD4<Float>()
-        var a4 = SIMD4<Float>(), a5 = SIMD4<Float>(), a6 = SIMD4<Float>(), a7 = SIMD4<Float>()
+        var a = WindowSums()
         let base = UnsafeRawPointer(v + h &* 64), w = UnsafeRawPointer(d)
-        // Row r at byte (64r + 32(r mod 2)) × 4 of the run, its window at 128r: offsets the
-        // compiler knows, the sixteen rows written out.
-        @inline(__always) func row(_ r: Int) {
-            let rowOffset = (r &* 64 &+ (r & 1) &* 32) &* 4, windowOffset = r &* 128
-            @inline(__always) func term(_ k: Int) -> SIMD4<Float> {
-                let x: SIMD4<Float> = base.load(fromByteOffset: rowOffset &+ k &* 16, as: SIMD4<Float>.self)
-                let c: SIMD4<Float> = w.load(fromByteOffset: windowOffset &+ k &* 16, as: SIMD4<Float>.self)
-                return x * c
-            }
-            a0 += term(0); a1 += term(1); a2 += term(2); a3 += term(3)
-            a4 += term(4); a5 += term(5); a6 += term(6); a7 += term(7)
+        Self.row(0, base, w, &a); Self.row(1, base, w, &a); Self.row(2, base, w, &a); Self.row(3, base, w, &a)
+        Self.row(4, base, w, &a); Self.row(5, base, w, &a); Self.row(6, base, w, &a); Self.row(7, base, w, &a)
+        Self.row(8, base, w, &a); Self.row(9, base, w, &a); Self.row(10, base, w, &a); Self.row(11, base, w, &a)
+        Self.row(12, base, w, &a); Self.row(13, base, w, &a); Self.row(14, base, w, &a); Self.row(15, base, w, &a)
+        Self.store(a.s0, out); Self.store(a.s1, out + 4); Self.store(a.s2, out + 8); Self.store(a.s3, out + 12)
+        Self.store(a.s4, out + 16); Self.store(a.s5, out + 20); Self.store(a.s6, out + 24); Self.store(a.s7, out + 28)
+    }
+
+    /// The windowing's 32 sums, four to a vector.
+    private struct WindowSums {
+        var s0 = SIMD4<Float>(), s1 = SIMD4<Float>(), s2 = SIMD4<Float>(), s3 = SIMD4<Float>()
+        var s4 = SIMD4<Float>(), s5 = SIMD4<Float>(), s6 = SIMD4<Float>(), s7 = SIMD4<Float>()
+    }
+
+    /// Adds row r: V at byte (64r + 32(r mod 2)) × 4 of the run of 16 V vectors, its window
+    /// at 128r. Called with constant rows, so the offsets are known when compiled. A static
+    /// function with the sums inout, not a closure over them, which a debug build would box
+    /// on the heap.
+    @inline(__always)
+    private static func row(_ r: Int, _ base: UnsafeRawPointer, _ w: UnsafeRawPointer, _ a: inout WindowSums) {
+        let rowOffset = (r &* 64 &+ (r & 1) &* 32) &* 4, windowOffset = r &* 128
+        @inline(__always) func term(_ k: Int) -> SIMD4<Float> {
+            let x: SIMD4<Float> = base.load(fromByteOffset: rowOffset &+ k &* 16, as: SIMD4<Float>.self)
+            let c: SIMD4<Float> = w.load(fromByteOffset: windowOffset &+ k &* 16, as: SIMD4<Float>.self)
+            return x * c
         }
-        row(0); row(1); row(2); row(3); row(4); row(5); row(6); row(7)
-        row(8); row(9); row(10); row(11); row(12); row(13); row(14); row(15)
-        Self.store(a0, out); Self.store(a1, out + 4); Self.store(a2, out + 8); Self.store(a3, out + 12)
-        Self.store(a4, out + 16); Self.store(a5, out + 20); Self.store(a6, out + 24); Self.store(a7, out + 28)
+        a.s0 += term(0); a.s1 += term(1); a.s2 += term(2); a.s3 += term(3)
+        a.s4 += term(4); a.s5 += term(5); a.s6 += term(6); a.s7 += term(7)
     }
 
     /// Rows a, b, c, d to columns, by even/odd splits (one shuffle each).
     @inline(__always)
-    private static func transpose(_ a: SIMD4<Float>, _ b: SIMD4<Float>, _ c: SIMD4<Float>, _ d: SIMD4<Float>)
+    static func transpose(_ a: SIMD4<Float>, _ b: SIMD4<Float>, _ c: SIMD4<Float>, _ d: SIMD4<Float>)
         -> (SIMD4<Float>, SIMD4<Float>, SIMD4<Float>, SIMD4<Float>)
     {
         let ab = SIMD8(lowHalf: a, highHalf: b), cd = SIMD8(lowHalf: c, highHalf: d)
