@@ -594,9 +594,6 @@ public final class AudioFile {
                 guard d.startOffset >= 0, d.startOffset + Int64(d.dataByteSize) <= Int64(data.count) else {
                     throw AudioError(.invalidPacketOffset, "a packet description points outside the data")
                 }
-                s.packetDescriptions.append(PacketDescription(startOffset: s.dataByteCount + d.startOffset,
-                                                              variableFramesInPacket: d.variableFramesInPacket,
-                                                              dataByteSize: d.dataByteSize))
             }
         }
         if !headerWritten {
@@ -612,6 +609,15 @@ public final class AudioFile {
             s.packetCount = max(s.packetCount, start + Int64(count))
         } else {
             try handle.write(data, at: s.dataOffset + s.dataByteCount)
+            // The file's description table grows here. `s` must hold it alone first: while
+            // `writerState` shares it, an append copies the whole table (an hour of FLAC,
+            // 39,000 descriptions, was copied at every write).
+            writerState = nil
+            for d in descriptions ?? [] {
+                s.packetDescriptions.append(PacketDescription(startOffset: s.dataByteCount + d.startOffset,
+                                                              variableFramesInPacket: d.variableFramesInPacket,
+                                                              dataByteSize: d.dataByteSize))
+            }
             s.dataByteCount += Int64(data.count)
             s.packetCount += Int64(count)
         }
