@@ -4,8 +4,8 @@ import TonearmCore
 /// Annex A figure A.2), shared by layers I, II and III: 32 subband samples in, 32 PCM
 /// samples out, per time slot, for one channel.
 ///
-/// The matrixing is a 32-point DCT-II (Lee's factorisation unrolled, 80 multiplies
-/// instead of 2048: ``dct32()``) of four time slots at once in SIMD4 lanes, whose 32
+/// The matrixing is a 32-point DCT-II (Lee's factorisation, 80 multiplies instead of
+/// 2048: ``dct32()``) of four time slots at once in SIMD4 lanes, whose 32
 /// outputs give the 64 values of a V vector by symmetry; the windowing sums 16 terms per
 /// output sample over the 16 newest V vectors, 4 outputs at a time in SIMD.
 final class MPEGSynthesisFilter {
